@@ -1,0 +1,44 @@
+"""sparsetir: a sparse tensor compiler for Python, built on Apache TVM.
+
+Write sparse kernels as scripts (``from sparsetir.script import tir as T``), lower them through
+three stages to TVM TensorIR, schedule them, and build them for CPU or GPU.
+"""
+
+__version__ = "0.1.0"
+
+from . import _tvm  # noqa: F401  (sets the TVM thread count before TVM starts its pool)
+from .errors import (
+    ArgumentError,
+    LoweringError,
+    ScheduleError,
+    ScriptError,
+    ScriptSyntaxError,
+    SparseTIRError,
+    VerifyError,
+)
+from .ir import (
+    SparseFunction,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
+    verify,
+)
+from .script import parse, parse_file
+
+__all__ = [
+    "ArgumentError",
+    "LoweringError",
+    "ScheduleError",
+    "ScriptError",
+    "ScriptSyntaxError",
+    "SparseFunction",
+    "SparseTIRError",
+    "VerifyError",
+    "__version__",
+    "assert_structural_equal",
+    "parse",
+    "parse_file",
+    "structural_equal",
+    "structural_hash",
+    "verify",
+]

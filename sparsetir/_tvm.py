@@ -1,0 +1,61 @@
+"""The one module that imports version-sensitive TVM names.
+
+TVM 0.27 renamed the TIR namespace to ``tvm.tirx`` and the scheduler to ``tvm.s_tir``; older
+and newer releases move these again. Everything else in sparsetir imports them from here, so a
+rename is a one-file change.
+"""
+
+from __future__ import annotations
+
+import os
+
+# TVM's runtime picks hardware_concurrency/2 threads on x86, which is 1 on a 2-core VM without
+# SMT; bandwidth-bound sparse kernels lose ~1.5x. Respect an explicit user setting.
+os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+
+import tvm  # noqa: E402
+import tvm_ffi  # noqa: E402
+from tvm import s_tir, tirx  # noqa: E402
+from tvm.ir import Expr, Span, SourceName, Var  # noqa: E402
+from tvm.script import tirx as tvmscript_tirx  # noqa: E402
+from tvm_ffi import Object  # noqa: E402
+from tvm_ffi.dataclasses import field, py_class  # noqa: E402
+
+TensorLoad = tvm.ir.TensorLoad
+TensorRegion = tvm.ir.TensorRegion
+SequentialSpan = tvm.ir.SequentialSpan
+PrimType = tvm.ir.PrimType
+BufferType = tirx.BufferType
+Schedule = s_tir.Schedule
+
+structural_equal = tvm_ffi.structural_equal
+structural_hash = tvm_ffi.structural_hash
+structural_walk = tvm_ffi.structural_walk
+structural_map = tvm_ffi.structural_map
+get_first_structural_mismatch = tvm_ffi.get_first_structural_mismatch
+
+__all__ = [
+    "BufferType",
+    "Expr",
+    "Object",
+    "PrimType",
+    "Schedule",
+    "SequentialSpan",
+    "SourceName",
+    "Span",
+    "TensorLoad",
+    "TensorRegion",
+    "Var",
+    "field",
+    "get_first_structural_mismatch",
+    "py_class",
+    "s_tir",
+    "structural_equal",
+    "structural_hash",
+    "structural_map",
+    "structural_walk",
+    "tirx",
+    "tvm",
+    "tvm_ffi",
+    "tvmscript_tirx",
+]

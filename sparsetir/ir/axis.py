@@ -1,0 +1,106 @@
+"""Sparse axes: one dimension of a sparse format, after TACO's per-level formats.
+
+An axis is *dense* or *sparse* (are coordinates stored in an ``indices`` array?) and *fixed* or
+*variable* (is the number of stored positions per parent position constant, or read from an
+``indptr`` array?). Every axis but a dense fixed one hangs under a parent axis.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .._tvm import Expr, Object, Span, Var, field, py_class
+
+DENSE_FIXED = "dense_fixed"
+DENSE_VARIABLE = "dense_variable"
+SPARSE_FIXED = "sparse_fixed"
+SPARSE_VARIABLE = "sparse_variable"
+AXIS_KINDS = (DENSE_FIXED, DENSE_VARIABLE, SPARSE_FIXED, SPARSE_VARIABLE)
+
+INDEX_DTYPES = ("int32", "int64")
+
+
+@py_class("sparsetir.Axis", frozen=True)
+class Axis(Object):
+    """One level of a sparse format.
+
+    ``length`` is the extent of the coordinate space (the maximum row length for a variable
+    axis). ``nnz`` is the number of stored positions of this axis in total (variable axes).
+    ``nnz_cols`` is the number of stored positions per parent position (sparse fixed axes).
+    ``indptr`` and ``indices`` are the handle parameters holding the structure arrays.
+    """
+
+    name: str
+    kind: str
+    parent: Optional["Axis"]
+    length: Expr
+    nnz: Optional[Expr]
+    nnz_cols: Optional[Expr]
+    indptr: Optional[Var]
+    indices: Optional[Var]
+    idtype: str
+    sorted: bool
+    span: Optional[Span] = field(default=None, structural_eq="ignore")
+
+    @property
+    def is_dense(self) -> bool:
+        """Coordinates equal positions: no ``indices`` array."""
+        return self.kind in (DENSE_FIXED, DENSE_VARIABLE)
+
+    @property
+    def is_variable(self) -> bool:
+        """Positions per parent position come from an ``indptr`` array."""
+        return self.kind in (DENSE_VARIABLE, SPARSE_VARIABLE)
+
+    @property
+    def is_sparse(self) -> bool:
+        """Coordinates are stored in an ``indices`` array."""
+        return not self.is_dense
+
+    def ancestors(self) -> list["Axis"]:
+        """Parents from the root down, not including this axis."""
+        chain = []
+        node = self.parent
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        return chain[::-1]
+
+    def __repr__(self) -> str:
+        return f"Axis({self.name}, {self.kind})"
+
+
+def dense_fixed(name: str, length: Expr, idtype: str = "int32", span: Span | None = None) -> Axis:
+    """A dense axis of constant extent: a plain array dimension."""
+    return Axis(name, DENSE_FIXED, None, length, None, None, None, None, idtype, True, span)
+
+
+@py_class("sparsetir.FusedAxis", frozen=True)
+class FusedAxis(Object):
+    """``T.fuse(I, J, ...)`` in a sparse iteration: several axes iterated by one loop."""
+
+    axes: list[Axis]
+    span: Optional[Span] = field(default=None, structural_eq="ignore")
+
+
+@py_class("sparsetir.AttachedAxis", frozen=True)
+class AttachedAxis(Object):
+    """``T.attach(axis, new_parent)`` in a sparse iteration.
+
+    The attached axis is iterated under ``new_parent`` instead of its own parent: the row of
+    ``axis`` that is visited is the *coordinate* of ``new_parent`` (for example the hyperedges
+    that a vertex belongs to, then the vertices of each such hyperedge).
+    """
+
+    axis: Axis
+    new_parent: Axis
+    span: Optional[Span] = field(default=None, structural_eq="ignore")
+
+
+def iter_axes(entry: Object) -> list[Axis]:
+    """The axes an entry of a sparse iteration's axis list contributes, one per iterator."""
+    if isinstance(entry, FusedAxis):
+        return list(entry.axes)
+    if isinstance(entry, AttachedAxis):
+        return [entry.axis]
+    return [entry]

@@ -1,0 +1,204 @@
+"""The stage-I verifier: checks a ``SparseFunction`` is a valid program.
+
+It runs after parsing and after every stage-I pass and schedule step, so IR built by code (not
+only by the parser) is held to the same rules. Errors point at the span of the offending node.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any, Optional
+
+from .._tvm import Span, TensorLoad, Var, structural_walk, tirx
+from ..errors import VerifyError
+from .axis import AXIS_KINDS, DENSE_FIXED, INDEX_DTYPES, AttachedAxis, Axis, FusedAxis
+from .buffer import SparseBuffer
+from .function import STAGE_I_LEVEL, SparseFunction
+from .iteration import REDUCE, SparseIteration
+
+
+def verify(func: SparseFunction) -> SparseFunction:
+    """Raise ``VerifyError`` at the first rule ``func`` breaks; return it unchanged otherwise."""
+    _Verifier(func).run()
+    return func
+
+
+def _fail(message: str, span: Optional[Span]) -> VerifyError:
+    if span is None:
+        return VerifyError(message)
+    name = str(span.source_name.name) if span.source_name is not None else "<script>"
+    text = linecache.getline(name, span.line) or None
+    return VerifyError(message, name, span.line, span.column, text, span.end_column if span.end_line == span.line else None)
+
+
+def _vars_in(expr: Any) -> list[Var]:
+    found: list[Var] = []
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, Var):
+            found.append(node)
+        return True
+
+    structural_walk(expr, visit)
+    return found
+
+
+class _Verifier:
+    def __init__(self, func: SparseFunction):
+        self.func = func
+        self.params = {p.name: p for p in func.params}
+        self.axes: dict[str, Axis] = {}
+        self.buffers: dict[Any, SparseBuffer] = {}
+        self.iteration_names: set[str] = set()
+
+    def run(self) -> None:
+        level = self.func.attrs.get("sparse_tir_level") if self.func.attrs else None
+        if level is not None and level != STAGE_I_LEVEL:
+            raise _fail(f"a stage-I function has sparse_tir_level {STAGE_I_LEVEL}, not {level}", self.func.span)
+        names = [p.name for p in self.func.params]
+        for name in names:
+            if names.count(name) > 1:
+                raise _fail(f"parameter '{name}' appears twice", self.func.span)
+        for axis in self.func.axes:
+            self.axis(axis)
+        for buf in self.func.buffers:
+            self.buffer(buf)
+        for stmt in self.func.body:
+            self.statement(stmt, iterated=[], reduce_vars=[], in_iteration=False)
+
+    def _param(self, var: Optional[Var], what: str, span: Optional[Span]) -> None:
+        if var is None:
+            return
+        param = self.params.get(var.name)
+        if param is None or not param.same_as(var):
+            raise _fail(f"{what} '{var.name}' is not a parameter of {self.func.name}", span)
+        if str(var.ty) != "T.handle":
+            raise _fail(f"{what} '{var.name}' must be a T.handle parameter", span)
+
+    def axis(self, axis: Axis) -> None:
+        if axis.name in self.axes:
+            raise _fail(f"axis '{axis.name}' is defined twice", axis.span)
+        if axis.kind not in AXIS_KINDS:
+            raise _fail(f"axis '{axis.name}' has unknown kind {axis.kind!r}", axis.span)
+        if axis.idtype not in INDEX_DTYPES:
+            raise _fail(f"axis '{axis.name}' has index dtype {axis.idtype!r}; use int32 or int64", axis.span)
+        if (axis.parent is None) != (axis.kind == DENSE_FIXED):
+            need = "has no parent" if axis.kind == DENSE_FIXED else "needs a parent axis"
+            raise _fail(f"axis '{axis.name}' of kind {axis.kind} {need}", axis.span)
+        if axis.parent is not None:
+            known = self.axes.get(axis.parent.name)
+            if known is None or not known.same_as(axis.parent):
+                raise _fail(f"the parent '{axis.parent.name}' of axis '{axis.name}' must be defined before it", axis.span)
+        if axis.is_variable and axis.indptr is None:
+            raise _fail(f"variable axis '{axis.name}' needs an indptr handle", axis.span)
+        if axis.is_sparse and axis.indices is None:
+            raise _fail(f"sparse axis '{axis.name}' needs an indices handle", axis.span)
+        self._param(axis.indptr, f"indptr of axis '{axis.name}'", axis.span)
+        self._param(axis.indices, f"indices of axis '{axis.name}'", axis.span)
+        self._check_scalars(axis.length, axis.span)
+        self.axes[axis.name] = axis
+
+    def _check_scalars(self, expr: Any, span: Optional[Span]) -> None:
+        for var in _vars_in(expr):
+            param = self.params.get(var.name)
+            if param is None or not param.same_as(var):
+                raise _fail(f"'{var.name}' in a length is not a scalar parameter", span)
+
+    def buffer(self, buf: SparseBuffer) -> None:
+        if any(b.name == buf.name for b in self.buffers.values()):
+            raise _fail(f"sparse buffer '{buf.name}' is defined twice", buf.span)
+        seen: list[Axis] = []
+        for axis in buf.axes:
+            known = self.axes.get(axis.name)
+            if known is None or not known.same_as(axis):
+                raise _fail(f"axis '{axis.name}' of buffer '{buf.name}' is not defined", buf.span)
+            if axis.parent is not None and not any(a.same_as(axis.parent) for a in seen):
+                raise _fail(
+                    f"axis '{axis.name}' of buffer '{buf.name}' depends on '{axis.parent.name}', which must come before it in the buffer's axes",
+                    buf.span,
+                )
+            seen.append(axis)
+        if len(buf.buffer.ty.shape) != len(buf.axes):
+            raise _fail(f"buffer '{buf.name}' has a shape of rank {len(buf.buffer.ty.shape)} for {len(buf.axes)} axes", buf.span)
+        if buf.handle is not None:
+            self._param(buf.handle, f"data of buffer '{buf.name}'", buf.span)
+        self.buffers[buf.buffer] = buf
+
+    def statement(self, stmt: Any, iterated: list[Axis], reduce_vars: list[Var], in_iteration: bool) -> None:
+        if isinstance(stmt, SparseIteration):
+            self.iteration(stmt, iterated, reduce_vars)
+        elif isinstance(stmt, tirx.BufferStore):
+            if not in_iteration:
+                raise _fail("a buffer store must be inside a sparse iteration", stmt.span)
+            self.store(stmt, reduce_vars)
+        elif isinstance(stmt, tirx.Evaluate):
+            self._loads(stmt.value, stmt.span)
+        else:
+            raise _fail(f"{type(stmt).__name__} is not a stage-I statement", getattr(stmt, "span", None))
+
+    def iteration(self, it: SparseIteration, iterated: list[Axis], reduce_vars: list[Var]) -> None:
+        if it.name in self.iteration_names:
+            raise _fail(f"two sparse iterations are named '{it.name}'", it.span)
+        self.iteration_names.add(it.name)
+        flat = it.flat_axes()
+        if len(it.kinds) != len(flat) or len(it.iter_vars) != len(flat):
+            raise _fail(f"sparse iteration '{it.name}' has {len(flat)} axes, {len(it.kinds)} kinds and {len(it.iter_vars)} iterators", it.span)
+        if any(k not in "SR" for k in it.kinds):
+            raise _fail(f"sparse iteration '{it.name}' has kinds {it.kinds!r}; each must be S or R", it.span)
+        visible = list(iterated)
+        for entry in it.axes:
+            group = entry.axes if isinstance(entry, FusedAxis) else [entry.axis if isinstance(entry, AttachedAxis) else entry]
+            for axis in group:
+                if self.axes.get(axis.name) is None or not self.axes[axis.name].same_as(axis):
+                    raise _fail(f"axis '{axis.name}' in sparse iteration '{it.name}' is not defined", it.span)
+                if any(v.same_as(axis) for v in visible):
+                    raise _fail(f"axis '{axis.name}' is iterated twice", it.span)
+                parent = entry.new_parent if isinstance(entry, AttachedAxis) else axis.parent
+                if parent is not None and not any(v.same_as(parent) for v in visible):
+                    raise _fail(
+                        f"axis '{axis.name}' depends on '{parent.name}', which must be iterated before it (earlier in this T.sp_iter or in an enclosing one)",
+                        getattr(entry, "span", None) or it.span,
+                    )
+                visible.append(axis)
+        own_reduce = it.reduce_vars()
+        if it.init is not None and not own_reduce:
+            raise _fail(f"T.init() in sparse iteration '{it.name}', which has no reduction ('R') iterator", it.span)
+        for stmt in it.init or []:
+            if not isinstance(stmt, tirx.BufferStore):
+                raise _fail("a T.init() block may contain only buffer stores", it.span)
+            self.store(stmt, reduce_vars + own_reduce)
+        for stmt in it.body:
+            self.statement(stmt, visible, reduce_vars + own_reduce, in_iteration=True)
+
+    def store(self, stmt: Any, reduce_vars: list[Var]) -> None:
+        buf = self.buffers.get(stmt.buffer)
+        if buf is None:
+            raise _fail(f"store into '{stmt.buffer.name}', which is not a sparse buffer of {self.func.name}", stmt.span)
+        if len(stmt.indices) != len(buf.axes):
+            raise _fail(f"sparse buffer '{buf.name}' has {len(buf.axes)} axes but is indexed with {len(stmt.indices)} indices", stmt.span)
+        for index in stmt.indices:
+            for var in _vars_in(index):
+                if any(var.same_as(r) for r in reduce_vars):
+                    raise _fail(
+                        f"the store into '{buf.name}' is indexed by reduction iterator '{var.name}'; a reduction writes an output that does not depend on its 'R' iterators (make it 'S')",
+                        stmt.span,
+                    )
+        value_dtype = str(stmt.value.ty.dtype)
+        if value_dtype != buf.dtype:
+            raise _fail(f"storing a {value_dtype} value into '{buf.name}' of dtype {buf.dtype}", stmt.span)
+        self._loads(stmt.value, stmt.span)
+        for index in stmt.indices:
+            self._loads(index, stmt.span)
+
+    def _loads(self, expr: Any, span: Optional[Span]) -> None:
+        def visit(node: Any) -> bool:
+            if isinstance(node, TensorLoad):
+                source = node.source
+                buf = self.buffers.get(source)
+                if buf is None:
+                    raise _fail(f"load from '{source.name}', which is not a sparse buffer of {self.func.name}", span)
+                if len(node.indices) != len(buf.axes):
+                    raise _fail(f"sparse buffer '{buf.name}' has {len(buf.axes)} axes but is indexed with {len(node.indices)} indices", getattr(node, "span", None) or span)
+            return True
+
+        structural_walk(expr, visit)

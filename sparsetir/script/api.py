@@ -1,0 +1,30 @@
+"""Parsing whole script files or texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Union
+
+from ..errors import ScriptError
+from ..ir.function import SparseFunction
+from .parser import parse_module
+from .source import Source
+
+
+def parse(
+    text: str, filename: str = "<script>", captures: Mapping[str, Any] | None = None
+) -> Union[SparseFunction, dict[str, SparseFunction]]:
+    """Parse the text of a script file: one function in, that function out; several, a dict by name."""
+    try:
+        functions = parse_module(Source(text, filename), captures)
+    except ScriptError as err:
+        raise err.with_traceback(None) from err.__cause__
+    if len(functions) == 1:
+        return next(iter(functions.values()))
+    return functions
+
+
+def parse_file(path: Union[str, Path]) -> Union[SparseFunction, dict[str, SparseFunction]]:
+    """Parse a script file from disk; errors name the file."""
+    path = Path(path)
+    return parse(path.read_text(), str(path))

@@ -1,0 +1,76 @@
+"""Every construct of the script language, in one place.
+
+The parser accepts exactly what these tables list (plus the statement forms in
+``parser.py``); the printer prints only these spellings. docs/language.md documents them.
+"""
+
+from __future__ import annotations
+
+from .._tvm import tirx
+
+# Data types a value, a scalar parameter or a cast may have.
+VALUE_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+)
+
+# Header constructs: ``NAME = T.<construct>(...)`` at function level, in definition order.
+AXIS_CONSTRUCTS = ("dense_fixed", "dense_variable", "sparse_fixed", "sparse_variable")
+BUFFER_CONSTRUCTS = ("match_sparse_buffer", "alloc_sparse_buffer")
+
+# Statement constructs: ``T.<construct>(...)`` as an expression statement.
+STATEMENT_CONSTRUCTS = ("func_attr", "sp_iter_attr", "evaluate")
+
+# ``with T.<construct>(...)`` scopes.
+SCOPE_CONSTRUCTS = ("sp_iter", "init")
+
+# Entries of a sparse iteration's axis list besides plain axes.
+ITER_AXIS_CONSTRUCTS = ("fuse", "attach")
+
+# Expression functions: T.<name>(x) mapped to the TVM operator that builds the node. Each one
+# yields a ``Call`` whose op the printer maps back to the same name.
+UNARY_MATH = {
+    "exp": tirx.exp,
+    "exp2": tirx.exp2,
+    "log": tirx.log,
+    "log2": tirx.log2,
+    "log1p": tirx.log1p,
+    "sqrt": tirx.sqrt,
+    "rsqrt": tirx.rsqrt,
+    "tanh": tirx.tanh,
+    "sigmoid": tirx.sigmoid,
+    "sin": tirx.sin,
+    "cos": tirx.cos,
+    "erf": tirx.erf,
+    "floor": tirx.floor,
+    "ceil": tirx.ceil,
+    "round": tirx.round,
+    "trunc": tirx.trunc,
+}
+BINARY_MATH = {"pow": tirx.pow, "atan2": tirx.atan2, "fmod": tirx.fmod}
+
+# Other expression constructs, handled one by one in expr_parser.py.
+EXPR_CONSTRUCTS = ("cast", "if_then_else", "select", "max", "min", "abs", "min_value", "max_value")
+
+# Parameter annotations.
+HANDLE = "handle"
+SCALAR_PARAM_DTYPES = VALUE_DTYPES
+
+
+def all_constructs() -> list[str]:
+    """Every ``T.<name>`` the language accepts, sorted."""
+    names = set(AXIS_CONSTRUCTS + BUFFER_CONSTRUCTS + STATEMENT_CONSTRUCTS + SCOPE_CONSTRUCTS)
+    names |= set(ITER_AXIS_CONSTRUCTS + EXPR_CONSTRUCTS + VALUE_DTYPES)
+    names |= set(UNARY_MATH) | set(BINARY_MATH) | {"prim_func", HANDLE}
+    return sorted(names)

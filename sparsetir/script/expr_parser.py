@@ -1,0 +1,386 @@
+"""Script expressions → TVM expressions, by an allow-list over Python's ``ast``.
+
+Python literals stay untyped until they meet a typed operand (``x * 2`` takes x's type, a store
+takes the buffer's), as in TVMScript. Mixed types are never promoted silently except integer
+widening, which is written out as a cast so the printed program says what it computes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Union
+
+from .._tvm import Expr, Var, tirx, tvm
+from ..errors import ScriptSyntaxError, VerifyError
+from ..ir.axis import Axis
+from ..ir.buffer import SparseBuffer
+from .constructs import BINARY_MATH, UNARY_MATH, VALUE_DTYPES
+from .source import Source
+
+Literal = Union[bool, int, float]
+Value = Union[Expr, Literal]
+
+_FORBIDDEN_CALLS = ("eval", "exec", "compile", "__import__", "open", "getattr", "setattr", "globals", "locals", "vars", "breakpoint", "input")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def dtype_of(expr: Expr) -> str:
+    """The scalar data type of a TVM expression, as a string."""
+    return str(expr.ty.dtype)
+
+
+def is_int_dtype(dtype: str) -> bool:
+    """Signed or unsigned integer type."""
+    return dtype.startswith("int") or dtype.startswith("uint")
+
+
+def is_float_dtype(dtype: str) -> bool:
+    """Floating-point type (including bfloat16)."""
+    return dtype.startswith("float") or dtype == "bfloat16"
+
+
+def literal_const(value: Literal, dtype: str | None = None) -> Expr:
+    """A TVM constant for a Python literal, typed ``dtype`` or by the literal's own kind."""
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, int):
+            dtype = "int32" if _INT32_MIN <= value <= _INT32_MAX else "int64"
+        else:
+            dtype = "float32"
+    if is_float_dtype(dtype):
+        return tirx.FloatImm(dtype, float(value))
+    return tirx.const(value, dtype)
+
+
+_BINOPS: dict[type, tuple[str, Callable[..., Expr]]] = {
+    ast.Add: ("+", tirx.Add),
+    ast.Sub: ("-", tirx.Sub),
+    ast.Mult: ("*", tirx.Mul),
+    ast.Div: ("/", tirx.Div),
+    ast.FloorDiv: ("//", tirx.FloorDiv),
+    ast.Mod: ("%", tirx.FloorMod),
+}
+_BITOPS: dict[type, tuple[str, Callable[..., Expr]]] = {
+    ast.BitAnd: ("&", tirx.BitwiseAnd),
+    ast.BitOr: ("|", tirx.BitwiseOr),
+    ast.BitXor: ("^", tirx.BitwiseXor),
+    ast.LShift: ("<<", tirx.LShift),
+    ast.RShift: (">>", tirx.RShift),
+}
+_CMPOPS: dict[type, Callable[..., Expr]] = {
+    ast.Eq: tirx.EQ,
+    ast.NotEq: tirx.NE,
+    ast.Lt: tirx.LT,
+    ast.LtE: tirx.LE,
+    ast.Gt: tirx.GT,
+    ast.GtE: tirx.GE,
+}
+
+_UNSUPPORTED_NAMES = {
+    ast.IfExp: "a conditional expression (use T.if_then_else(cond, a, b))",
+    ast.Lambda: "a lambda",
+    ast.ListComp: "a list comprehension",
+    ast.DictComp: "a dict comprehension",
+    ast.SetComp: "a set comprehension",
+    ast.GeneratorExp: "a generator expression",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield from",
+    ast.JoinedStr: "an f-string",
+    ast.Starred: "a starred expression",
+    ast.NamedExpr: "an assignment expression (:=)",
+    ast.Dict: "a dict",
+    ast.Set: "a set",
+    ast.Slice: "a slice",
+}
+
+
+class ExprParser:
+    """Builds TVM expressions from ``ast`` expression nodes.
+
+    ``lookup(name, node)`` resolves a name to a script entity (Var, Axis, SparseBuffer) or a
+    captured Python value, raising a located error when it is undefined.
+    """
+
+    def __init__(self, source: Source, alias: str, lookup: Callable[[str, ast.AST], Any]):
+        self.source = source
+        self.alias = alias
+        self.lookup = lookup
+
+    # --- entry points -----------------------------------------------------------------------
+
+    def expr(self, node: ast.AST, dtype: str | None = None) -> Expr:
+        """A typed TVM expression; a bare literal takes ``dtype`` when given."""
+        value = self.value(node)
+        return self.typed(value, node, dtype)
+
+    def int_expr(self, node: ast.AST, what: str) -> Expr:
+        """An integer expression (an extent, an index, a length)."""
+        value = self.value(node)
+        if isinstance(value, bool) or isinstance(value, float):
+            self.source.fail(node, f"{what} must be an integer, got {value!r}", VerifyError)
+        expr = self.typed(value, node, None)
+        if not is_int_dtype(dtype_of(expr)):
+            self.source.fail(node, f"{what} must be an integer, got a {dtype_of(expr)} value", VerifyError)
+        return expr
+
+    def typed(self, value: Value, node: ast.AST, dtype: str | None) -> Expr:
+        """``value`` as a TVM expression, converting a literal to ``dtype`` when given."""
+        if isinstance(value, Expr):
+            return value
+        if dtype is not None:
+            return self._literal_as(value, dtype, node)
+        return literal_const(value)
+
+    # --- dispatch ---------------------------------------------------------------------------
+
+    def value(self, node: ast.AST) -> Value:
+        """An expression or an untyped Python literal."""
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            what = _UNSUPPORTED_NAMES.get(type(node), f"'{type(node).__name__}' syntax")
+            self.source.fail(node, f"{what} is not supported in a script expression", ScriptSyntaxError)
+        return method(node)
+
+    def _Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, (bool, int, float)):
+            return node.value
+        if isinstance(node.value, str):
+            self.source.fail(node, "a string is not a value here (strings name dtypes in T.cast, T.min_value...)", VerifyError)
+        self.source.fail(node, f"constant {node.value!r} is not supported", ScriptSyntaxError)
+
+    def _Name(self, node: ast.Name) -> Value:
+        entity = self.lookup(node.id, node)
+        if isinstance(entity, Var):
+            if str(entity.ty) == "T.handle":
+                self.source.fail(node, f"handle '{node.id}' cannot be used as a value; bind it with T.match_sparse_buffer", VerifyError)
+            return entity
+        if isinstance(entity, Axis):
+            self.source.fail(node, f"axis '{node.id}' cannot be used as a value; iterate over it with T.sp_iter", VerifyError)
+        if isinstance(entity, SparseBuffer):
+            self.source.fail(node, f"sparse buffer '{node.id}' cannot be used as a value; index it, e.g. {node.id}[i]", VerifyError)
+        if isinstance(entity, (bool, int, float)):
+            return entity
+        if isinstance(entity, Expr):
+            return entity
+        self.source.fail(node, f"'{node.id}' is a Python {type(entity).__name__}, which cannot be used in a script expression", VerifyError)
+
+    def _Subscript(self, node: ast.Subscript) -> Expr:
+        buffer, indices = self.buffer_access(node)
+        return tirx.BufferLoad(buffer.buffer, indices, self.source.span(node))
+
+    def buffer_access(self, node: ast.Subscript) -> tuple[SparseBuffer, list[Expr]]:
+        """The sparse buffer and coordinate indices of ``A[i, j]``, checked for arity."""
+        if not isinstance(node.value, ast.Name):
+            self.source.fail(node.value, "only sparse buffers can be indexed, e.g. A[i, j]", ScriptSyntaxError)
+        entity = self.lookup(node.value.id, node.value)
+        if not isinstance(entity, SparseBuffer):
+            kind = "axis" if isinstance(entity, Axis) else "value"
+            self.source.fail(node.value, f"'{node.value.id}' is a {kind}, not a sparse buffer, and cannot be indexed", VerifyError)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != len(entity.axes):
+            self.source.fail(
+                node,
+                f"sparse buffer '{entity.name}' has {len(entity.axes)} axes "
+                f"({', '.join(a.name for a in entity.axes)}) but is indexed with {len(items)} indices",
+                VerifyError,
+            )
+        indices = [self.int_expr(item, f"index {k} of '{entity.name}'") for k, item in enumerate(items)]
+        return entity, indices
+
+    def _BinOp(self, node: ast.BinOp) -> Value:
+        lhs, rhs = self.value(node.left), self.value(node.right)
+        if type(node.op) in _BITOPS:
+            symbol, build = _BITOPS[type(node.op)]
+            a, b = self._unify(lhs, rhs, node, symbol)
+            if not is_int_dtype(dtype_of(a)):
+                self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype_of(a)}", VerifyError)
+            return build(a, b, self.source.span(node))
+        if type(node.op) not in _BINOPS:
+            if isinstance(node.op, ast.Pow):
+                self.source.fail(node, "'**' is not supported; use T.pow(a, b)", ScriptSyntaxError)
+            self.source.fail(node, f"operator {type(node.op).__name__} is not supported", ScriptSyntaxError)
+        symbol, build = _BINOPS[type(node.op)]
+        a, b = self._unify(lhs, rhs, node, symbol)
+        dtype = dtype_of(a)
+        if isinstance(node.op, ast.Div) and not is_float_dtype(dtype):
+            self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not is_int_dtype(dtype):
+            self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype}", VerifyError)
+        if dtype == "bool":
+            self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
+        return build(a, b, self.source.span(node))
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> Value:
+        operand = self.value(node.operand)
+        if isinstance(node.op, ast.Not):
+            expr = self.typed(operand, node.operand, "bool")
+            if dtype_of(expr) != "bool":
+                self.source.fail(node, f"'not' needs a bool operand, got {dtype_of(expr)}", VerifyError)
+            return tirx.Not(expr, self.source.span(node))
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.USub):
+            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+                return -operand
+            expr = self.typed(operand, node.operand, None)
+            minus_one = literal_const(-1, dtype_of(expr))
+            return tirx.Mul(expr, minus_one, self.source.span(node))
+        self.source.fail(node, "operator '~' is not supported", ScriptSyntaxError)
+
+    def _BoolOp(self, node: ast.BoolOp) -> Expr:
+        build = tirx.And if isinstance(node.op, ast.And) else tirx.Or
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        operands = [self.expr(v, "bool") for v in node.values]
+        for value_node, operand in zip(node.values, operands):
+            if dtype_of(operand) != "bool":
+                self.source.fail(value_node, f"'{word}' needs bool operands, got {dtype_of(operand)}", VerifyError)
+        result = operands[0]
+        for operand in operands[1:]:
+            result = build(result, operand, self.source.span(node))
+        return result
+
+    def _Compare(self, node: ast.Compare) -> Expr:
+        terms = [node.left] + list(node.comparators)
+        values = [self.value(t) for t in terms]
+        result = None
+        for op, left, right in zip(node.ops, values, values[1:]):
+            if type(op) not in _CMPOPS:
+                self.source.fail(node, f"comparison {type(op).__name__} is not supported", ScriptSyntaxError)
+            a, b = self._unify(left, right, node, "comparison")
+            cmp = _CMPOPS[type(op)](a, b, self.source.span(node))
+            result = cmp if result is None else tirx.And(result, cmp, self.source.span(node))
+        return result
+
+    def _Call(self, node: ast.Call) -> Value:
+        name = self.construct_name(node.func)
+        if node.keywords and name not in ("cast",):
+            self.source.fail(node.keywords[0], f"T.{name}() takes no keyword arguments", VerifyError)
+        args = node.args
+        if name in VALUE_DTYPES:
+            self._arity(node, name, 1, 1)
+            if isinstance(args[0], ast.Constant) and args[0].value in ("inf", "-inf", "nan") and name.startswith("float"):
+                return literal_const(float(args[0].value), name)
+            value = self.value(args[0])
+            if isinstance(value, Expr):
+                return self._cast(value, name, node)
+            return self._literal_as(value, name, args[0])
+        if name == "cast":
+            self._arity(node, name, 2, 2)
+            dtype = self.dtype_arg(args[1])
+            return self._cast(self.expr(args[0]), dtype, node)
+        if name in UNARY_MATH:
+            self._arity(node, name, 1, 1)
+            x = self.expr(args[0], "float32")
+            if not is_float_dtype(dtype_of(x)):
+                self.source.fail(args[0], f"T.{name} needs a float operand, got {dtype_of(x)}; cast it first", VerifyError)
+            return UNARY_MATH[name](x)
+        if name in BINARY_MATH:
+            self._arity(node, name, 2, 2)
+            a, b = self._unify(self.value(args[0]), self.value(args[1]), node, f"T.{name}")
+            return BINARY_MATH[name](a, b)
+        if name in ("max", "min"):
+            self._arity(node, name, 2, 2)
+            a, b = self._unify(self.value(args[0]), self.value(args[1]), node, f"T.{name}")
+            build = tirx.Max if name == "max" else tirx.Min
+            return build(a, b, self.source.span(node))
+        if name == "abs":
+            self._arity(node, name, 1, 1)
+            return tirx.abs(self.expr(args[0]))
+        if name == "select":
+            self._arity(node, name, 3, 3)
+            cond = self.expr(args[0], "bool")
+            a, b = self._unify(self.value(args[1]), self.value(args[2]), node, "T.select")
+            return tirx.Select(cond, a, b, self.source.span(node))
+        if name == "if_then_else":
+            self._arity(node, name, 3, 3)
+            cond = self.expr(args[0], "bool")
+            if dtype_of(cond) != "bool":
+                self.source.fail(args[0], f"the condition of T.if_then_else must be bool, got {dtype_of(cond)}", VerifyError)
+            a, b = self._unify(self.value(args[1]), self.value(args[2]), node, "T.if_then_else")
+            return tirx.if_then_else(cond, a, b, self.source.span(node))
+        if name in ("min_value", "max_value"):
+            self._arity(node, name, 1, 1)
+            dtype = self.dtype_arg(args[0])
+            return tirx.min_value(dtype) if name == "min_value" else tirx.max_value(dtype)
+        self.source.fail(node.func, f"T.{name} is not an expression construct", ScriptSyntaxError)
+
+    def _Attribute(self, node: ast.Attribute) -> Value:
+        name = self.construct_name(node)
+        self.source.fail(node, f"T.{name} is not a value; did you mean T.{name}(...)?", ScriptSyntaxError)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def construct_name(self, func: ast.AST) -> str:
+        """``name`` of ``T.name``; anything else is a located error."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self.alias:
+            return func.attr
+        base = func
+        while isinstance(base, (ast.Attribute, ast.Call, ast.Subscript)):
+            base = base.func if isinstance(base, ast.Call) else base.value
+        if isinstance(base, ast.Name) and base.id in _FORBIDDEN_CALLS:
+            self.source.fail(base, f"'{base.id}' is not allowed: scripts are never executed", ScriptSyntaxError)
+        if isinstance(func, ast.Name):
+            if func.id in ("eval", "exec", "compile", "__import__", "open", "getattr", "globals", "locals"):
+                self.source.fail(func, f"calling '{func.id}' is not allowed: scripts are never executed", ScriptSyntaxError)
+            self.source.fail(func, f"calling '{func.id}' is not supported; only {self.alias}.<construct>(...) calls are", ScriptSyntaxError)
+        self.source.fail(func, f"only {self.alias}.<construct>(...) calls are supported in a script", ScriptSyntaxError)
+
+    def dtype_arg(self, node: ast.AST) -> str:
+        """A dtype given as a string literal or a captured string."""
+        value: Any = None
+        if isinstance(node, ast.Constant):
+            value = node.value
+        elif isinstance(node, ast.Name):
+            value = self.lookup(node.id, node)
+        if not isinstance(value, str):
+            self.source.fail(node, "expected a dtype string such as \"float32\"", VerifyError)
+        if value not in VALUE_DTYPES:
+            self.source.fail(node, f"unknown dtype {value!r}; expected one of {', '.join(VALUE_DTYPES)}", VerifyError)
+        return value
+
+    def _arity(self, node: ast.Call, name: str, low: int, high: int) -> None:
+        count = len(node.args)
+        if not low <= count <= high:
+            want = str(low) if low == high else f"{low} to {high}"
+            plural = "" if want == "1" else "s"
+            self.source.fail(node, f"T.{name}() takes {want} argument{plural} but {count} were given", VerifyError)
+
+    def _cast(self, expr: Expr, dtype: str, node: ast.AST) -> Expr:
+        return tirx.Cast(dtype, expr, self.source.span(node))
+
+    def _literal_as(self, value: Literal, dtype: str, node: ast.AST) -> Expr:
+        if dtype == "bool" and not isinstance(value, bool):
+            self.source.fail(node, f"expected a bool, got {value!r}", VerifyError)
+        if is_int_dtype(dtype):
+            if isinstance(value, float):
+                self.source.fail(node, f"float literal {value!r} used where an {dtype} is expected", VerifyError)
+            bits = int(dtype.lstrip("uint") or 32)
+            low = 0 if dtype.startswith("u") else -(2 ** (bits - 1))
+            high = 2**bits - 1 if dtype.startswith("u") else 2 ** (bits - 1) - 1
+            if not low <= int(value) <= high:
+                self.source.fail(node, f"literal {value} does not fit in {dtype}", VerifyError)
+        return literal_const(value, dtype)
+
+    def _unify(self, lhs: Value, rhs: Value, node: ast.AST, what: str) -> tuple[Expr, Expr]:
+        """Both operands as expressions of one type (literals adopt the other side's type)."""
+        if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
+            if isinstance(lhs, float) or isinstance(rhs, float):
+                return literal_const(float(lhs), "float32"), literal_const(float(rhs), "float32")
+            return literal_const(lhs), literal_const(rhs, dtype_of(literal_const(lhs)))
+        if not isinstance(lhs, Expr):
+            return self._literal_as(lhs, dtype_of(rhs), node), rhs
+        if not isinstance(rhs, Expr):
+            return lhs, self._literal_as(rhs, dtype_of(lhs), node)
+        a, b = dtype_of(lhs), dtype_of(rhs)
+        if a == b:
+            return lhs, rhs
+        if is_int_dtype(a) and is_int_dtype(b) and a.startswith("int") == b.startswith("int"):
+            wide = a if int(a.lstrip("uint")) > int(b.lstrip("uint")) else b
+            span = self.source.span(node)
+            return (lhs if a == wide else tirx.Cast(wide, lhs, span)), (rhs if b == wide else tirx.Cast(wide, rhs, span))
+        self.source.fail(node, f"operands of {what!r} have different types {a} and {b}; cast one with T.cast(x, dtype)", VerifyError)
+
+
+__all__ = ["ExprParser", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "tvm"]

@@ -1,0 +1,597 @@
+"""Script text → stage-I IR, by an allow-list over Python's ``ast``; nothing is executed.
+
+Names in a script resolve, innermost first, to: iterators, sparse buffers, axes, parameters,
+then values captured from the Python scope around a decorated function (ints, floats, bools,
+dtype strings). Every construct builds its IR node directly, with the span of its source.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Mapping, Optional
+
+from .._tvm import Expr, Var, tirx
+from ..errors import ScriptError, ScriptSyntaxError, VerifyError
+from ..ir.axis import (
+    DENSE_FIXED,
+    DENSE_VARIABLE,
+    INDEX_DTYPES,
+    SPARSE_FIXED,
+    SPARSE_VARIABLE,
+    AttachedAxis,
+    Axis,
+    FusedAxis,
+)
+from ..ir.buffer import SparseBuffer
+from ..ir.function import SparseFunction
+from ..ir.iteration import SparseIteration
+from . import constructs as C
+from .args import bind_args
+from .expr_parser import ExprParser, dtype_of, literal_const
+from .source import Source
+
+_STATEMENT_NAMES = {
+    ast.For: "a for loop (iterate with T.sp_iter)",
+    ast.While: "a while loop",
+    ast.If: "an if statement (use T.if_then_else in an expression)",
+    ast.Return: "return",
+    ast.Import: "an import inside a function",
+    ast.ImportFrom: "an import inside a function",
+    ast.FunctionDef: "a nested function definition",
+    ast.ClassDef: "a class definition",
+    ast.Try: "try",
+    ast.Raise: "raise",
+    ast.Delete: "del",
+    ast.Global: "global",
+    ast.Nonlocal: "nonlocal",
+    ast.Assert: "assert",
+    ast.AnnAssign: "an annotated assignment",
+    ast.AsyncFunctionDef: "an async function",
+    ast.AsyncWith: "async with",
+    ast.AsyncFor: "async for",
+    ast.Match: "match",
+    ast.Break: "break",
+    ast.Continue: "continue",
+}
+
+_CAPTURABLE = (bool, int, float, str)
+
+
+class _Scope:
+    """Nested name bindings with the line each name was defined at."""
+
+    def __init__(self, captures: Mapping[str, Any]):
+        self.frames: list[dict[str, tuple[Any, int]]] = [{}]
+        self.captures = captures
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def find(self, name: str) -> Optional[tuple[Any, int]]:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    def define(self, name: str, value: Any, line: int) -> None:
+        self.frames[-1][name] = (value, line)
+
+
+class FunctionParser:
+    """Parses one ``@T.prim_func`` definition into a ``SparseFunction``."""
+
+    def __init__(self, source: Source, alias: str, captures: Mapping[str, Any]):
+        self.source = source
+        self.alias = alias
+        self.scope = _Scope(captures)
+        self.exprs = ExprParser(source, alias, self._lookup)
+        self.used_handles: dict[str, int] = {}
+
+    # --- names ------------------------------------------------------------------------------
+
+    def _lookup(self, name: str, node: ast.AST) -> Any:
+        found = self.scope.find(name)
+        if found is not None:
+            return found[0]
+        if name in self.scope.captures:
+            value = self.scope.captures[name]
+            if isinstance(value, _CAPTURABLE):
+                return value
+            self.source.fail(node, f"'{name}' is a Python {type(value).__name__} from the enclosing scope; only ints, floats, bools and dtype strings can be captured", VerifyError)
+        self.source.fail(node, f"undefined name '{name}'", VerifyError)
+
+    def _define(self, name: str, value: Any, node: ast.AST) -> None:
+        previous = self.scope.find(name)
+        if previous is not None:
+            self.source.fail(node, f"'{name}' is already defined (line {previous[1]})", VerifyError)
+        line, _, _, _ = self.source.location(node)
+        self.scope.define(name, value, line)
+
+    def _axis(self, node: ast.AST, what: str) -> Axis:
+        if not isinstance(node, ast.Name):
+            self.source.fail(node, f"{what} must be an axis name", VerifyError)
+        entity = self._lookup(node.id, node)
+        if not isinstance(entity, Axis):
+            self.source.fail(node, f"{what}: '{node.id}' is not an axis", VerifyError)
+        return entity
+
+    def _handle(self, node: ast.AST, what: str) -> Var:
+        if not isinstance(node, ast.Name):
+            self.source.fail(node, f"{what} must be a T.handle parameter", VerifyError)
+        entity = self._lookup(node.id, node)
+        if not (isinstance(entity, Var) and str(entity.ty) == "T.handle"):
+            self.source.fail(node, f"{what}: '{node.id}' is not a T.handle parameter", VerifyError)
+        return entity
+
+    # --- function ---------------------------------------------------------------------------
+
+    def function(self, node: ast.FunctionDef) -> SparseFunction:
+        """The whole function: signature, header and body."""
+        self._check_decorators(node)
+        params = self._params(node)
+        self._check_return(node)
+        attrs: dict[str, Any] = {}
+        axes: list[Axis] = []
+        buffers: list[SparseBuffer] = []
+        body: list[Any] = []
+        statements = list(node.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        for stmt in statements:
+            if isinstance(stmt, ast.Assign) and self._is_header(stmt):
+                entity = self._header(stmt)
+                (axes if isinstance(entity, Axis) else buffers).append(entity)
+            elif _is_construct_call(stmt, self.alias, "func_attr"):
+                if attrs:
+                    self.source.fail(stmt, "T.func_attr may appear only once", VerifyError)
+                attrs = self._attr_dict(stmt.value, "func_attr")
+            else:
+                body.extend(self._statement(stmt, in_iteration=False))
+        return SparseFunction(node.name, params, attrs, axes, buffers, body, self.source.span(node))
+
+    def _check_decorators(self, node: ast.FunctionDef) -> None:
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            ok = isinstance(target, ast.Attribute) and target.attr == "prim_func" and isinstance(target.value, ast.Name)
+            if not ok or (isinstance(deco, ast.Call) and (deco.args or deco.keywords)):
+                self.source.fail(deco, "only the @T.prim_func decorator is supported", ScriptSyntaxError)
+
+    def _params(self, node: ast.FunctionDef) -> list[Var]:
+        args = node.args
+        for extra, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
+            if extra is not None:
+                self.source.fail(extra, f"{what} parameters are not supported", ScriptSyntaxError)
+        if args.kwonlyargs or args.posonlyargs:
+            self.source.fail(node, "keyword-only and positional-only parameters are not supported", ScriptSyntaxError)
+        if args.defaults:
+            self.source.fail(args.defaults[0], "parameters cannot have default values", ScriptSyntaxError)
+        params = []
+        for arg in args.args:
+            if arg.annotation is None:
+                self.source.fail(arg, f"parameter '{arg.arg}' needs a type: T.handle or a scalar type such as T.int32", VerifyError)
+            kind = self.exprs.construct_name(arg.annotation) if isinstance(arg.annotation, ast.Attribute) else None
+            if kind == C.HANDLE:
+                var = tirx.Var(arg.arg, "handle", self.source.span(arg))
+            elif kind in C.SCALAR_PARAM_DTYPES:
+                var = tirx.Var(arg.arg, kind, self.source.span(arg))
+            else:
+                self.source.fail(arg.annotation, f"parameter '{arg.arg}' has an unknown type; use T.handle or a scalar type such as T.int32", VerifyError)
+            self._define(arg.arg, var, arg)
+            params.append(var)
+        return params
+
+    def _check_return(self, node: ast.FunctionDef) -> None:
+        ret = node.returns
+        if ret is not None and not (isinstance(ret, ast.Constant) and ret.value is None):
+            self.source.fail(ret, "a script function returns nothing: write '-> None' or leave it out", VerifyError)
+
+    # --- header -----------------------------------------------------------------------------
+
+    def _is_header(self, stmt: ast.Assign) -> bool:
+        call = stmt.value
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return False
+        return call.func.attr in C.AXIS_CONSTRUCTS + C.BUFFER_CONSTRUCTS and _is_alias(call.func.value, self.alias)
+
+    def _header(self, stmt: ast.Assign) -> Any:
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            self.source.fail(stmt, "an axis or buffer declaration must assign one name, e.g. I = T.dense_fixed(m)", ScriptSyntaxError)
+        name = stmt.targets[0].id
+        call = stmt.value
+        construct = call.func.attr
+        if construct in C.AXIS_CONSTRUCTS:
+            entity = self._axis_decl(name, construct, call)
+        else:
+            entity = self._buffer_decl(name, construct, call)
+        self._define(name, entity, stmt.targets[0])
+        return entity
+
+    def _idtype(self, node: Optional[ast.AST]) -> str:
+        if node is None:
+            return "int32"
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.Name):
+            value = self._lookup(node.id, node)
+        if value not in INDEX_DTYPES:
+            self.source.fail(node, f"unknown index dtype {value!r}; an axis index type is \"int32\" or \"int64\"", VerifyError)
+        return value
+
+    def _bool_arg(self, node: Optional[ast.AST], what: str, default: bool) -> bool:
+        if node is None:
+            return default
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.Name):
+            value = self._lookup(node.id, node)
+        if not isinstance(value, bool):
+            self.source.fail(node, f"{what} must be True or False", VerifyError)
+        return value
+
+    def _pair(self, node: ast.AST, what: str) -> tuple[ast.AST, ast.AST]:
+        if not isinstance(node, (ast.Tuple, ast.List)) or len(node.elts) != 2:
+            self.source.fail(node, f"{what} must be a pair ({what.split(' ')[0]}...)", VerifyError)
+        return node.elts[0], node.elts[1]
+
+    def _axis_decl(self, name: str, construct: str, call: ast.Call) -> Axis:
+        span = self.source.span(call)
+        if construct == DENSE_FIXED:
+            a = bind_args(self.source, call, construct, ["length"], ["idtype"])
+            length = self.exprs.int_expr(a["length"], "the axis length")
+            return Axis(name, DENSE_FIXED, None, length, None, None, None, None, self._idtype(a.get("idtype")), True, span)
+        if construct == DENSE_VARIABLE:
+            a = bind_args(self.source, call, construct, ["parent", "shape", "indptr"], ["idtype"])
+            parent = self._axis(a["parent"], "the parent")
+            shape = a["shape"]
+            if isinstance(shape, (ast.Tuple, ast.List)):
+                len_node, nnz_node = self._pair(shape, "(length, nnz)")
+                length = self.exprs.int_expr(len_node, "the axis length")
+                nnz: Optional[Expr] = self.exprs.int_expr(nnz_node, "nnz")
+            else:
+                length, nnz = self.exprs.int_expr(shape, "the axis length"), None
+            indptr = self._handle(a["indptr"], "indptr")
+            return Axis(name, DENSE_VARIABLE, parent, length, nnz, None, indptr, None, self._idtype(a.get("idtype")), True, span)
+        if construct == SPARSE_FIXED:
+            a = bind_args(self.source, call, construct, ["parent", "shape", "indices"], ["idtype", "sorted"])
+            parent = self._axis(a["parent"], "the parent")
+            len_node, cols_node = self._pair(a["shape"], "(length, nnz_cols)")
+            length = self.exprs.int_expr(len_node, "the axis length")
+            cols = self.exprs.int_expr(cols_node, "nnz_cols")
+            indices = self._handle(a["indices"], "indices")
+            sorted_ = self._bool_arg(a.get("sorted"), "sorted", True)
+            return Axis(name, SPARSE_FIXED, parent, length, None, cols, None, indices, self._idtype(a.get("idtype")), sorted_, span)
+        a = bind_args(self.source, call, construct, ["parent", "shape", "data"], ["idtype", "sorted"])
+        parent = self._axis(a["parent"], "the parent")
+        len_node, nnz_node = self._pair(a["shape"], "(length, nnz)")
+        length = self.exprs.int_expr(len_node, "the axis length")
+        nnz = self.exprs.int_expr(nnz_node, "nnz")
+        ptr_node, idx_node = self._pair(a["data"], "(indptr, indices)")
+        indptr = self._handle(ptr_node, "indptr")
+        indices = self._handle(idx_node, "indices")
+        sorted_ = self._bool_arg(a.get("sorted"), "sorted", True)
+        return Axis(name, SPARSE_VARIABLE, parent, length, nnz, None, indptr, indices, self._idtype(a.get("idtype")), sorted_, span)
+
+    def _buffer_decl(self, name: str, construct: str, call: ast.Call) -> SparseBuffer:
+        span = self.source.span(call)
+        if construct == "match_sparse_buffer":
+            a = bind_args(self.source, call, construct, ["handle", "axes"], ["dtype", "scope", "extra_storage"])
+            handle = self._handle(a["handle"], "the buffer's data")
+            if handle.name in self.used_handles:
+                self.source.fail(a["handle"], f"handle '{handle.name}' is already bound to a sparse buffer (line {self.used_handles[handle.name]})", VerifyError)
+            self.used_handles[handle.name] = self.source.location(call)[0]
+        else:
+            a = bind_args(self.source, call, construct, ["axes"], ["dtype", "scope"])
+            handle = None
+        axes_node = a["axes"]
+        if not isinstance(axes_node, (ast.Tuple, ast.List)) or not axes_node.elts:
+            self.source.fail(axes_node, "the axes of a sparse buffer must be a non-empty tuple or list, e.g. (I, J)", VerifyError)
+        axes = [self._axis(item, "each entry of the axes") for item in axes_node.elts]
+        dtype = self.exprs.dtype_arg(a["dtype"]) if "dtype" in a else "float32"
+        scope = self._string_arg(a.get("scope"), "scope", "global")
+        extra = a.get("extra_storage")
+        extra_expr = self.exprs.int_expr(extra, "extra_storage") if extra is not None else None
+        if extra is not None and isinstance(extra, ast.Constant) and extra.value is None:
+            extra_expr = None
+        shape = [axis.length for axis in axes]
+        buffer = tirx.decl_buffer(shape, dtype, name=name, scope=scope, span=span)
+        return SparseBuffer(buffer, axes, handle, scope, extra_expr, span)
+
+    def _string_arg(self, node: Optional[ast.AST], what: str, default: str) -> str:
+        if node is None:
+            return default
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            self.source.fail(node, f"{what} must be a string", VerifyError)
+        return node.value
+
+    def _attr_dict(self, call: ast.Call, construct: str) -> dict[str, Any]:
+        if len(call.args) != 1 or call.keywords:
+            self.source.fail(call, f"T.{construct}() takes 1 argument, a dict literal", VerifyError)
+        node = call.args[0]
+        if not isinstance(node, ast.Dict):
+            self.source.fail(node, f"T.{construct}() takes a dict literal such as {{\"key\": value}}", VerifyError)
+        attrs: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                self.source.fail(key if key is not None else node, "attribute keys must be string literals", VerifyError)
+            if not (isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str))):
+                self.source.fail(value, "attribute values must be literals (str, int, float or bool)", VerifyError)
+            attrs[key.value] = value.value
+        return attrs
+
+    # --- statements -------------------------------------------------------------------------
+
+    def _statement(self, stmt: ast.stmt, in_iteration: bool) -> list[Any]:
+        if isinstance(stmt, ast.With):
+            return [self._with(stmt, in_iteration)]
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            if isinstance(stmt, ast.Assign) and self._is_header(stmt):
+                what = stmt.value.func.attr
+                self.source.fail(stmt, f"T.{what} declares a function-level name and must be written before the sparse iterations, outside any T.sp_iter", VerifyError)
+            if not in_iteration:
+                self.source.fail(stmt, "a buffer store must be inside a sparse iteration (with T.sp_iter(...))", VerifyError)
+            return [self._store(stmt)]
+        if isinstance(stmt, ast.Expr):
+            return self._expr_statement(stmt, in_iteration)
+        if isinstance(stmt, ast.Pass):
+            return []
+        what = _STATEMENT_NAMES.get(type(stmt), f"'{type(stmt).__name__}' statement")
+        self.source.fail(stmt, f"{what} is not supported in a script", ScriptSyntaxError)
+
+    def _expr_statement(self, stmt: ast.Expr, in_iteration: bool) -> list[Any]:
+        call = stmt.value
+        if not isinstance(call, ast.Call):
+            if isinstance(call, ast.Constant) and isinstance(call.value, str):
+                return []  # a string statement is a comment
+            self.source.fail(stmt, "an expression on its own does nothing; only T.evaluate(...) and T.<construct>(...) calls may stand alone", ScriptSyntaxError)
+        name = self.exprs.construct_name(call.func)
+        if name == "evaluate":
+            bind_args(self.source, call, name, ["value"], [])
+            return [tirx.Evaluate(self.exprs.expr(call.args[0]), self.source.span(stmt))]
+        if name == "sp_iter_attr":
+            self.source.fail(stmt, "T.sp_iter_attr must be the first statement of a T.sp_iter body", VerifyError)
+        if name == "func_attr":
+            self.source.fail(stmt, "T.func_attr must be at function level", VerifyError)
+        if name in ("init", "sp_iter"):
+            self.source.fail(stmt, f"T.{name}() is a scope: write 'with T.{name}(...):'", ScriptSyntaxError)
+        if name in C.AXIS_CONSTRUCTS + C.BUFFER_CONSTRUCTS:
+            self.source.fail(stmt, f"the result of T.{name} must be assigned to a name", ScriptSyntaxError)
+        known = name in C.all_constructs()
+        hint = "is not a statement" if known else "is not a construct of the language"
+        self.source.fail(call.func, f"T.{name} {hint}", ScriptSyntaxError)
+
+    def _store(self, stmt: ast.Assign | ast.AugAssign) -> Any:
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                self.source.fail(stmt, "chained assignment is not supported", ScriptSyntaxError)
+            target = stmt.targets[0]
+        else:
+            target = stmt.target
+        if not isinstance(target, ast.Subscript):
+            if isinstance(target, ast.Name):
+                self.source.fail(target, f"assigning to a name ('{target.id}') is not supported inside a sparse iteration; store into a sparse buffer", ScriptSyntaxError)
+            self.source.fail(target, "only stores into sparse buffers (A[i, j] = ...) are supported", ScriptSyntaxError)
+        buffer, indices = self.exprs.buffer_access(target)
+        dtype = buffer.dtype
+        if isinstance(stmt, ast.AugAssign):
+            aug = ast.BinOp(left=target, op=stmt.op, right=stmt.value)
+            ast.copy_location(aug, stmt)
+            aug.end_lineno, aug.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+            value_node: ast.AST = aug
+        else:
+            value_node = stmt.value
+        value = self.exprs.expr(value_node, dtype)
+        if dtype_of(value) != dtype:
+            self.source.fail(value_node, f"storing a {dtype_of(value)} value into '{buffer.name}' of dtype {dtype}; cast it with T.cast(x, \"{dtype}\")", VerifyError)
+        return tirx.BufferStore(buffer.buffer, value, indices, self.source.span(stmt))
+
+    def _with(self, stmt: ast.With, in_iteration: bool) -> Any:
+        if len(stmt.items) != 1:
+            self.source.fail(stmt, "a with statement takes exactly one T.sp_iter(...) or T.init()", ScriptSyntaxError)
+        item = stmt.items[0]
+        call = item.context_expr
+        if not isinstance(call, ast.Call):
+            self.source.fail(call, "expected T.sp_iter(...) or T.init()", ScriptSyntaxError)
+        name = self.exprs.construct_name(call.func)
+        if name == "init":
+            self.source.fail(stmt, "T.init() is only allowed directly inside a sparse iteration (with T.sp_iter(...))", VerifyError)
+        if name != "sp_iter":
+            self.source.fail(call.func, f"'with T.{name}(...)' is not a scope of the language; use T.sp_iter or T.init", ScriptSyntaxError)
+        return self._sp_iter(stmt, call, item.optional_vars)
+
+    def _sp_iter(self, stmt: ast.With, call: ast.Call, targets: Optional[ast.AST]) -> SparseIteration:
+        a = bind_args(self.source, call, "sp_iter", ["axes", "kinds", "name"], [])
+        axes_node = a["axes"]
+        if not isinstance(axes_node, (ast.List, ast.Tuple)) or not axes_node.elts:
+            self.source.fail(axes_node, "the first argument of T.sp_iter is a non-empty list of axes", VerifyError)
+        entries = [self._iter_entry(e) for e in axes_node.elts]
+        count = sum(len(e.axes) if isinstance(e, FusedAxis) else 1 for e in entries)
+        kinds_node = a["kinds"]
+        if not (isinstance(kinds_node, ast.Constant) and isinstance(kinds_node.value, str)):
+            self.source.fail(kinds_node, "the iterator kinds must be a string literal such as \"SRS\"", VerifyError)
+        kinds = kinds_node.value
+        bad = [ch for ch in kinds if ch not in "SR"]
+        if bad:
+            self.source.fail(kinds_node, f"iterator kind {bad[0]!r} is not 'S' (spatial) or 'R' (reduction)", VerifyError)
+        if len(kinds) != count:
+            self.source.fail(kinds_node, f"kinds string {kinds!r} has {len(kinds)} letters but the iteration has {count} iterator{'s' if count != 1 else ''}", VerifyError)
+        name_node = a["name"]
+        if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)) or not name_node.value.isidentifier():
+            self.source.fail(name_node, "the name of a sparse iteration must be a string literal identifier", VerifyError)
+        if targets is None:
+            self.source.fail(stmt, f"T.sp_iter needs 'as [{', '.join('i' + str(k) for k in range(count))}]' naming its {count} iterators", VerifyError)
+        names_nodes = targets.elts if isinstance(targets, (ast.List, ast.Tuple)) else [targets]
+        if not all(isinstance(n, ast.Name) for n in names_nodes):
+            self.source.fail(targets, "iterators must be plain names", ScriptSyntaxError)
+        if len(names_nodes) != count:
+            self.source.fail(targets, f"T.sp_iter binds {count} iterators but {len(names_nodes)} names are given", VerifyError)
+        flat = [ax for e in entries for ax in (e.axes if isinstance(e, FusedAxis) else [e.axis if isinstance(e, AttachedAxis) else e])]
+        self.scope.push()
+        iter_vars = []
+        for axis, name_n in zip(flat, names_nodes):
+            var = tirx.Var(name_n.id, axis.idtype, self.source.span(name_n))
+            self._define(name_n.id, var, name_n)
+            iter_vars.append(var)
+        body_stmts = list(stmt.body)
+        attrs: dict[str, Any] = {}
+        init = None
+        if body_stmts and _is_construct_call(body_stmts[0], self.alias, "sp_iter_attr"):
+            attrs = self._attr_dict(body_stmts[0].value, "sp_iter_attr")
+            body_stmts = body_stmts[1:]
+        body: list[Any] = []
+        for sub in body_stmts:
+            if isinstance(sub, ast.With) and _is_init(sub, self.alias):
+                if init is not None:
+                    self.source.fail(sub, "a sparse iteration has at most one T.init() block", VerifyError)
+                if body:
+                    self.source.fail(sub, "T.init() must come before the other statements of the sparse iteration", VerifyError)
+                init = self._init_body(sub)
+            else:
+                body.extend(self._statement(sub, in_iteration=True))
+        self.scope.pop()
+        return SparseIteration(name_node.value, entries, kinds, iter_vars, init, body, attrs, self.source.span(stmt))
+
+    def _init_body(self, stmt: ast.With) -> list[Any]:
+        if stmt.items[0].optional_vars is not None:
+            self.source.fail(stmt, "T.init() binds no names", VerifyError)
+        call = stmt.items[0].context_expr
+        if call.args or call.keywords:
+            self.source.fail(call, "T.init() takes no arguments", VerifyError)
+        out = []
+        for sub in stmt.body:
+            if not isinstance(sub, (ast.Assign, ast.AugAssign, ast.Pass)):
+                self.source.fail(sub, "a T.init() block may contain only buffer stores", VerifyError)
+            out.extend(self._statement(sub, in_iteration=True))
+        return out
+
+    def _iter_entry(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Call):
+            name = self.exprs.construct_name(node.func)
+            if name == "fuse":
+                if node.keywords or len(node.args) < 2:
+                    self.source.fail(node, "T.fuse() takes two or more axes", VerifyError)
+                return FusedAxis([self._axis(x, "each argument of T.fuse") for x in node.args], self.source.span(node))
+            if name == "attach":
+                a = bind_args(self.source, node, "attach", ["axis", "new_parent"], [])
+                axis = self._axis(a["axis"], "the attached axis")
+                parent = self._axis(a["new_parent"], "the new parent")
+                if axis.parent is None:
+                    self.source.fail(node, f"axis '{axis.name}' has no parent, so it cannot be attached to another", VerifyError)
+                return AttachedAxis(axis, parent, self.source.span(node))
+            self.source.fail(node.func, f"T.{name} cannot appear in the axes of T.sp_iter; use an axis, T.fuse(...) or T.attach(...)", VerifyError)
+        return self._axis(node, "each entry of the axes of T.sp_iter")
+
+
+def _is_alias(node: ast.AST, alias: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == alias
+
+
+def _is_construct_call(stmt: ast.stmt, alias: str, name: str) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr == name
+        and _is_alias(stmt.value.func.value, alias)
+    )
+
+
+def _is_init(stmt: ast.With, alias: str) -> bool:
+    call = stmt.items[0].context_expr if len(stmt.items) == 1 else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "init" and _is_alias(call.func.value, alias)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+# --- module level -------------------------------------------------------------------------
+
+_SCRIPT_MODULES = ("sparsetir.script", "tvm.script")
+
+
+def parse_module(source: Source, captures: Mapping[str, Any] | None = None) -> dict[str, SparseFunction]:
+    """Every ``@T.prim_func`` of a script file, by name, in file order."""
+    tree = source.parse()
+    alias: Optional[str] = None
+    functions: dict[str, SparseFunction] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module in _SCRIPT_MODULES:
+            for name in stmt.names:
+                if name.name in ("tir", "tirx", "sparse"):
+                    alias = name.asname or name.name
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue  # other imports are inert: nothing of them is used or run
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            continue
+        if isinstance(stmt, ast.FunctionDef):
+            deco_alias = _decorator_alias(stmt)
+            if deco_alias is None:
+                source.fail(stmt, f"function '{stmt.name}' is not decorated with @T.prim_func", ScriptSyntaxError)
+            if alias is not None and deco_alias != alias:
+                source.fail(stmt.decorator_list[0], f"'{deco_alias}' is not the script module; it was imported as '{alias}'", ScriptSyntaxError)
+            if stmt.name in functions:
+                source.fail(stmt, f"function '{stmt.name}' is defined twice", VerifyError)
+            functions[stmt.name] = parse_function_node(source, stmt, deco_alias, captures or {})
+            continue
+        source.fail(stmt, "a script file holds imports and @T.prim_func functions only", ScriptSyntaxError)
+    if not functions:
+        raise ScriptError("no @T.prim_func function found in the script", source.filename, 1, 1)
+    return functions
+
+
+def _decorator_alias(stmt: ast.FunctionDef) -> Optional[str]:
+    for deco in stmt.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if isinstance(target, ast.Attribute) and target.attr == "prim_func" and isinstance(target.value, ast.Name):
+            return target.value.id
+    return None
+
+
+def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captures: Mapping[str, Any]) -> SparseFunction:
+    """One function definition to IR, verified."""
+    from ..ir.verifier import verify
+
+    func = FunctionParser(source, alias, captures).function(node)
+    try:
+        verify(func)
+    except ScriptError as err:
+        if err.source_line is None and err.line is not None and err.filename == source.filename:
+            err.source_line = source._line_text(err.line - source.line_offset)
+            err.args = (err.render(),)
+        raise
+    return func
+
+
+def specialize(func: SparseFunction, bindings: Mapping[Any, Any]) -> SparseFunction:
+    """Bind scalar parameters to constants by re-reading the printed function.
+
+    The bound names become captured constants, exactly as if the script had been written inside
+    a Python function that closes over them; the parameters leave the signature.
+    """
+    from .printer import print_function
+
+    values: dict[str, Any] = {}
+    for key, value in bindings.items():
+        name = key if isinstance(key, str) else getattr(key, "name", None)
+        param = next((p for p in func.params if p.name == name), None)
+        if param is None or (isinstance(key, Var) and not key.same_as(param)):
+            raise KeyError(f"{func.name} has no parameter {key!r} to specialize")
+        if str(param.ty) == "T.handle":
+            raise TypeError(f"parameter '{name}' is a handle; only scalar parameters can be specialized")
+        if isinstance(value, Expr):
+            value = value.value
+        if not isinstance(value, (int, float, bool)):
+            raise TypeError(f"parameter '{name}' can only be bound to a number, got {type(value).__name__}")
+        values[name] = value
+    text = print_function(func)
+    source = Source(text, f"<specialized {func.name}>")
+    tree = source.parse()
+    node = tree.body[0]
+    node.args.args = [a for a in node.args.args if a.arg not in values]
+    alias = _decorator_alias(node) or "T"
+    return parse_function_node(source, node, alias, values)
+
+
+__all__ = ["FunctionParser", "parse_function_node", "parse_module", "specialize", "literal_const"]

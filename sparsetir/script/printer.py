@@ -1,0 +1,179 @@
+"""Stage-I IR → script text in the RFC's spelling; ``parse`` reads it back to an equal function.
+
+Defaults are left out (``idtype="int32"``, ``sorted=True``, ``scope="global"``) so printed
+scripts look like hand-written ones. Names are kept, except that a name which would clash with
+one already visible gets a numeric suffix, so IR built by passes always prints unambiguously.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tvm import Var, tirx
+from ..errors import SparseTIRError
+from ..ir.axis import DENSE_FIXED, DENSE_VARIABLE, SPARSE_FIXED, AttachedAxis, Axis, FusedAxis
+from ..ir.buffer import SparseBuffer
+from ..ir.function import SparseFunction
+from ..ir.iteration import SparseIteration
+from .expr_printer import ExprPrinter
+
+_INDENT = "    "
+
+
+class NameTable:
+    """Unique script names for IR objects, scoped like the script's blocks."""
+
+    def __init__(self, reserved: tuple[str, ...] = ("T",)):
+        self.frames: list[set[str]] = [set(reserved)]
+        self.names: dict[Any, str] = {}
+
+    def push(self) -> None:
+        self.frames.append(set())
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def define(self, obj: Any, preferred: str) -> str:
+        base = preferred if preferred.isidentifier() else "v"
+        name, k = base, 0
+        while any(name in frame for frame in self.frames):
+            k += 1
+            name = f"{base}_{k}"
+        self.frames[-1].add(name)
+        self.names[obj] = name
+        return name
+
+    def __call__(self, obj: Any) -> str:
+        name = self.names.get(obj)
+        if name is None:
+            raise SparseTIRError(f"'{getattr(obj, 'name', obj)}' is used but not defined in the printed program")
+        return name
+
+
+def _attr_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def attr_dict_text(attrs: dict[str, Any]) -> str:
+    """``{"key": value, ...}`` with keys sorted, as the parser reads it."""
+    items = ", ".join(f"{_attr_value(k)}: {_attr_value(attrs[k])}" for k in sorted(attrs))
+    return "{" + items + "}"
+
+
+class FunctionPrinter:
+    """Prints one stage-I function."""
+
+    def __init__(self, func: SparseFunction, alias: str = "T"):
+        self.func = func
+        self.T = alias
+        self.names = NameTable((alias,))
+        self.expr = ExprPrinter(self.names, alias)
+        self.lines: list[str] = []
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append(_INDENT * depth + text)
+
+    def run(self) -> str:
+        T, f = self.T, self.func
+        params = []
+        for p in f.params:
+            name = self.names.define(p, p.name)
+            kind = "handle" if str(p.ty) == "T.handle" else str(p.ty.dtype)
+            params.append(f"{name}: {T}.{kind}")
+        self.emit(0, f"@{T}.prim_func")
+        self.emit(0, f"def {f.name}({', '.join(params)}) -> None:")
+        if f.attrs:
+            self.emit(1, f"{T}.func_attr({attr_dict_text(dict(f.attrs))})")
+        for axis in f.axes:
+            self.emit(1, f"{self.names.define(axis, axis.name)} = {self.axis_text(axis)}")
+        for buf in f.buffers:
+            name = self.names.define(buf.buffer, buf.name)
+            self.names.names[buf] = name
+            self.emit(1, f"{name} = {self.buffer_text(buf)}")
+        for stmt in f.body:
+            self.statement(stmt, 1)
+        if len(self.lines) == 2:
+            self.emit(1, "pass")
+        return "\n".join(self.lines) + "\n"
+
+    def axis_text(self, a: Axis) -> str:
+        T, e, n = self.T, self.expr, self.names
+        tail = "" if a.idtype == "int32" else f', idtype="{a.idtype}"'
+        if a.is_sparse and not a.sorted:
+            tail += ", sorted=False"
+        if a.kind == DENSE_FIXED:
+            return f"{T}.dense_fixed({e(a.length)}{tail})"
+        parent = n(a.parent)
+        if a.kind == DENSE_VARIABLE:
+            shape = e(a.length) if a.nnz is None else f"({e(a.length)}, {e(a.nnz)})"
+            return f"{T}.dense_variable({parent}, {shape}, {n(a.indptr)}{tail})"
+        if a.kind == SPARSE_FIXED:
+            return f"{T}.sparse_fixed({parent}, ({e(a.length)}, {e(a.nnz_cols)}), {n(a.indices)}{tail})"
+        return f"{T}.sparse_variable({parent}, ({e(a.length)}, {e(a.nnz)}), ({n(a.indptr)}, {n(a.indices)}){tail})"
+
+    def buffer_text(self, b: SparseBuffer) -> str:
+        T = self.T
+        axes = ", ".join(self.names(a) for a in b.axes)
+        axes = f"({axes},)" if len(b.axes) == 1 else f"({axes})"
+        tail = "" if b.scope == "global" else f', scope="{b.scope}"'
+        if b.extra_storage is not None:
+            tail += f", extra_storage={self.expr(b.extra_storage)}"
+        if b.handle is None:
+            return f'{T}.alloc_sparse_buffer({axes}, "{b.dtype}"{tail})'
+        return f'{T}.match_sparse_buffer({self.names(b.handle)}, {axes}, "{b.dtype}"{tail})'
+
+    def statement(self, stmt: Any, depth: int) -> None:
+        if isinstance(stmt, SparseIteration):
+            self.iteration(stmt, depth)
+        elif isinstance(stmt, tirx.BufferStore):
+            indices = ", ".join(self.expr(i) for i in stmt.indices)
+            self.emit(depth, f"{self.names(stmt.buffer)}[{indices}] = {self.expr(stmt.value)}")
+        elif isinstance(stmt, tirx.Evaluate):
+            self.emit(depth, f"{self.T}.evaluate({self.expr(stmt.value)})")
+        else:
+            raise SparseTIRError(f"cannot print statement {type(stmt).__name__} in a stage-I script")
+
+    def entry_text(self, entry: Any) -> str:
+        if isinstance(entry, FusedAxis):
+            return f"{self.T}.fuse({', '.join(self.names(a) for a in entry.axes)})"
+        if isinstance(entry, AttachedAxis):
+            return f"{self.T}.attach({self.names(entry.axis)}, {self.names(entry.new_parent)})"
+        return self.names(entry)
+
+    def iteration(self, it: SparseIteration, depth: int) -> None:
+        T = self.T
+        axes = ", ".join(self.entry_text(e) for e in it.axes)
+        self.names.push()
+        iters = ", ".join(self.names.define(v, v.name) for v in it.iter_vars)
+        self.emit(depth, f'with {T}.sp_iter([{axes}], "{it.kinds}", "{it.name}") as [{iters}]:')
+        if it.attrs:
+            self.emit(depth + 1, f"{T}.sp_iter_attr({attr_dict_text(dict(it.attrs))})")
+        if it.init is not None:
+            self.emit(depth + 1, f"with {T}.init():")
+            for stmt in it.init:
+                self.statement(stmt, depth + 2)
+            if not it.init:
+                self.emit(depth + 2, "pass")
+        for stmt in it.body:
+            self.statement(stmt, depth + 1)
+        if not it.body and not it.attrs and it.init is None:
+            self.emit(depth + 1, "pass")
+        self.names.pop()
+
+
+def print_function(func: SparseFunction, alias: str = "T") -> str:
+    """The script text of a stage-I function."""
+    return FunctionPrinter(func, alias).run()
+
+
+def print_module(funcs: list[SparseFunction]) -> str:
+    """A script file: the import line, then each function."""
+    header = "from sparsetir.script import tir as T\n"
+    return header + "".join("\n\n" + print_function(f) for f in funcs)
+
+
+__all__ = ["NameTable", "attr_dict_text", "print_function", "print_module", "Var"]
