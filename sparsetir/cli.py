@@ -1,0 +1,108 @@
+"""The ``sparsetir`` command: one entry point for benchmarks, stage dumps and the explorer.
+
+Each subcommand is a ``run(args)`` function in its own module, imported only when that
+subcommand runs: ``sparsetir --help`` stays fast, and a feature that is not built yet answers
+"not implemented yet" instead of breaking the other commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Optional
+
+from sparsetir import __version__
+
+# The module whose ``run(args) -> int | None`` implements each subcommand.
+COMMANDS = {
+    "bench": "sparsetir.bench",
+    "show": "sparsetir.show",
+    "explore": "sparsetir.explorer",
+}
+
+EXIT_NOT_IMPLEMENTED = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``sparsetir`` command and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="sparsetir",
+        description="SparseTIR: a sparse tensor compiler on Apache TVM.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    bench = commands.add_parser(
+        "bench",
+        help="compile the bundled kernels, check them against SciPy, time them against peers",
+        description="Compile the bundled sparse kernels for each matrix, check the results "
+        "against SciPy, and print timings next to SciPy and PyTorch measured in the same run.",
+    )
+    bench.add_argument(
+        "matrices",
+        nargs="*",
+        metavar="MATRIX",
+        help="matrix names (see sparsetir.data.available()) or .npz files; default: cora",
+    )
+    bench.add_argument(
+        "--out", metavar="DIR", help="also write the results as JSON and plots to DIR"
+    )
+
+    show = commands.add_parser(
+        "show",
+        help="print a script at a compiler stage, or the generated code",
+        description="Parse a script file and print its functions after lowering to the given "
+        "stage (1: sparse iterations, 2: loops over sparse buffers, 3: TVM TensorIR), or the "
+        "generated kernel code.",
+    )
+    show.add_argument("file", metavar="FILE", help="a sparse script (.py)")
+    show.add_argument(
+        "--stage", choices=["1", "2", "3", "code"], default="1", help="what to print (default: 1)"
+    )
+    show.add_argument("--func", metavar="NAME", help="only this function of the file")
+
+    explore = commands.add_parser(
+        "explore",
+        help="open the explorer: every stage side by side, linked to the script",
+        description="Serve the explorer on 127.0.0.1 for a script file: each compiler stage "
+        "side by side, every line linked to the script line it came from, and the program "
+        "after every schedule step.",
+    )
+    explore.add_argument("file", metavar="FILE", help="a sparse script (.py)")
+    explore.add_argument(
+        "--html", metavar="OUT", help="write a static single-file HTML report to OUT instead"
+    )
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``sparsetir`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version and usage errors
+        return stop.code if isinstance(stop.code, int) else 1
+    return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    module_name = COMMANDS[args.command]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        # Only the command's own module being absent means "not built yet"; a module that is
+        # there but fails to import is a bug (or a missing dependency) and keeps its traceback.
+        if err.name is None or not (module_name + ".").startswith(err.name + "."):
+            raise
+        return _not_implemented(args.command, f"there is no module {module_name}")
+    run = getattr(module, "run", None)
+    if run is None:
+        return _not_implemented(args.command, f"{module_name} has no run(args)")
+    return int(run(args) or 0)
+
+
+def _not_implemented(command: str, reason: str) -> int:
+    print(f"sparsetir {command}: not implemented yet ({reason})", file=sys.stderr)
+    return EXIT_NOT_IMPLEMENTED

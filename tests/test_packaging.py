@@ -1,0 +1,34 @@
+"""The promises the README makes about installing and testing match what CI really does."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+
+from sparsetir import cli
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+TEST_INSTALL = "pip install -e '.[test]' && "
+
+
+def readme_test_command() -> str:
+    lines = (CHECKOUT / "README.md").read_text().splitlines()
+    [line] = [line for line in lines if line.startswith(TEST_INSTALL)]
+    return line.removeprefix(TEST_INSTALL)
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (CHECKOUT / ".ci" / "run").read_text().splitlines()
+    assert readme_test_command() in ci
+
+
+def test_console_script_runs_cli_main():
+    try:
+        dist = importlib.metadata.distribution("sparsetir")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("sparsetir is not installed (pip install -e .)")
+    [script] = [ep for ep in dist.entry_points if ep.group == "console_scripts"]
+    assert script.name == "sparsetir"
+    assert script.load() is cli.main
