@@ -1,0 +1,126 @@
+"""Structure constraints: what the indptr/indices arrays of a sparse format must satisfy.
+
+A kernel reads ``indices[indptr[i] + j]`` without bounds checks, so a malformed matrix would
+be an out-of-bounds read. ``constraints_from_axes`` turns the sparse axes of a function into
+these records; ``validate`` checks them on every call.
+
+Sizes are TVM expressions over the scalar parameters (evaluated by name at call time). A count
+of stored positions is a product of ``Count`` factors: an expression, or ``LastOf(indptr)`` for
+a variable axis that declares no nnz (its total is the last entry of its indptr).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from ..ir.axis import Axis
+from .sizes import SizeLike
+
+
+@dataclass(frozen=True)
+class LastOf:
+    """The last entry of an indptr array: the number of positions of its variable axis."""
+
+    array: str
+
+
+Count = tuple[Union[SizeLike, LastOf], ...]
+
+
+@dataclass(frozen=True)
+class IndptrConstraint:
+    """``array`` has ``rows`` + 1 entries, starts at 0, never decreases and ends at ``nnz``.
+
+    ``max_row_length`` bounds each row's length (dense variable axes, whose coordinates are
+    their positions).
+    """
+
+    array: str
+    axis: str
+    rows: Count
+    nnz: Optional[SizeLike] = None
+    max_row_length: Optional[SizeLike] = None
+
+
+@dataclass(frozen=True)
+class IndicesConstraint:
+    """``array`` has ``positions`` entries, each a coordinate in ``[0, length)``.
+
+    With ``sorted``, coordinates strictly increase within each row: rows are delimited by the
+    ``row_indptr`` array (variable axes) or are ``row_width`` entries long (sparse fixed axes).
+    """
+
+    array: str
+    axis: str
+    positions: Count
+    length: SizeLike
+    sorted: bool = False
+    row_indptr: Optional[str] = None
+    row_width: Optional[SizeLike] = None
+
+
+Constraint = Union[IndptrConstraint, IndicesConstraint]
+
+
+def positions_of(axis: Axis) -> Count:
+    """The number of stored positions of ``axis`` over the whole tensor, as factors."""
+    parent = positions_of(axis.parent) if axis.parent is not None else ()
+    if axis.is_variable:
+        if axis.nnz is not None:
+            return (axis.nnz,)
+        return (LastOf(str(axis.indptr.name)),)
+    if axis.is_sparse:
+        return parent + (axis.nnz_cols,)
+    return parent + (axis.length,)
+
+
+def constraints_from_axes(axes: list[Axis], uses_binary_search_on: set[str]) -> list[Constraint]:
+    """The structure constraints of ``axes`` and their ancestors, parents first.
+
+    Coordinates must be sorted within rows only for axes in ``uses_binary_search_on``: the
+    binary search is the one place a kernel relies on order; SpMM and friends accept unsorted
+    (duplicate-free or not) input.
+    """
+    found: list[Constraint] = []
+    for axis in _with_ancestors(axes):
+        found.extend(_axis_constraints(axis, axis.name in uses_binary_search_on))
+    return found
+
+
+def _axis_constraints(axis: Axis, needs_sorted: bool) -> list[Constraint]:
+    rows = positions_of(axis.parent) if axis.parent is not None else ()
+    result: list[Constraint] = []
+    if axis.is_variable:
+        result.append(
+            IndptrConstraint(
+                array=str(axis.indptr.name),
+                axis=axis.name,
+                rows=rows,
+                nnz=axis.nnz,
+                max_row_length=None if axis.is_sparse else axis.length,
+            )
+        )
+    if axis.is_sparse:
+        result.append(
+            IndicesConstraint(
+                array=str(axis.indices.name),
+                axis=axis.name,
+                positions=positions_of(axis),
+                length=axis.length,
+                sorted=needs_sorted,
+                row_indptr=str(axis.indptr.name) if axis.is_variable else None,
+                row_width=None if axis.is_variable else axis.nnz_cols,
+            )
+        )
+    return result
+
+
+def _with_ancestors(axes: list[Axis]) -> list[Axis]:
+    """``axes`` plus any parent not listed, each after its parent, first-seen order kept."""
+    ordered: list[Axis] = []
+    for axis in axes:
+        for node in axis.ancestors() + [axis]:
+            if not any(node.same_as(seen) for seen in ordered):
+                ordered.append(node)
+    return ordered

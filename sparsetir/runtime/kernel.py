@@ -1,0 +1,86 @@
+"""A compiled sparse kernel, called like a Python function.
+
+Arguments come in parameter order or by parameter name (mixed as in Python): numpy arrays,
+torch tensors, any DLPack producer, and Python or numpy numbers for scalars. Outputs (the
+arrays the function writes) are written in place; inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Optional
+
+from ..errors import ArgumentError
+from .cache import Compiled
+from .signature import Signature
+from .target import is_gpu
+from .validate import CallValidator, prepare_unchecked
+
+
+class Kernel:
+    """A compiled stage-III function with argument binding and validation."""
+
+    def __init__(self, signature: Signature, validator: CallValidator, compiled: Compiled):
+        self.signature = signature
+        self.compiled = compiled
+        self._validator = validator
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
+        )
+
+    @property
+    def name(self) -> str:
+        """The symbol of the compiled function."""
+        return self.signature.name
+
+    @property
+    def params(self) -> list[str]:
+        """Parameter names in call order."""
+        return self.signature.names
+
+    @property
+    def outputs(self) -> list[str]:
+        """Names of the array parameters the kernel writes in place."""
+        return self.signature.outputs
+
+    @property
+    def func(self) -> Any:
+        """The stage-III ``tvm.tirx.PrimFunc`` this kernel was compiled from."""
+        return self.compiled.func
+
+    @property
+    def target(self) -> Any:
+        """The ``tvm.target.Target`` the kernel was compiled for."""
+        return self.compiled.target
+
+    def __call__(self, *args: Any, check: bool = True, **kwargs: Any) -> None:
+        """Run the kernel; with ``check=False`` skip validation (malformed input is then undefined)."""
+        values = self._bind(args, kwargs)
+        if check:
+            prepared = self._validator(values)
+        else:
+            prepared = prepare_unchecked(self.signature, values)
+        self.compiled.entry(*prepared)
+
+    def source(self, fmt: Optional[str] = None) -> str:
+        """Generated code: LLVM IR on CPU, CUDA C on GPU; ``fmt="asm"`` for CPU/host assembly."""
+        module = self.compiled.executable.mod
+        if fmt is None and is_gpu(self.target):
+            return str(module.imports[0].inspect_source())
+        if fmt in (None, "ll", "llvm"):
+            return str(module.inspect_source("ll"))
+        if fmt in ("asm", "s"):
+            return str(module.inspect_source("asm"))
+        if fmt == "cuda" and module.imports:
+            return str(module.imports[0].inspect_source())
+        raise ValueError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'cuda'")
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name}({', '.join(self.params)}) -> {self.target.kind.name})"
+
+    def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as err:
+            raise ArgumentError(f"{self.name}(): {err}") from err
+        return [bound.arguments[n] for n in self.params]

@@ -1,0 +1,131 @@
+"""The calling signature of a stage-III function: its parameters and which ones it writes.
+
+Parameters are buffer variables (``p.ty`` a ``BufferType``) and scalar variables (``p.ty`` a
+``PrimType``), named by the user's stage-I parameter names. A buffer parameter is an *output*
+when the body stores into it directly or through an alias (a ``DeclBuffer`` view of its data,
+or a block's ``match_buffer`` of one of its regions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .._tvm import BufferType, Expr, Var, s_tir, structural_walk, tirx
+from .sizes import size_names
+
+
+@dataclass(frozen=True)
+class BufferParam:
+    """An array parameter: element dtype and shape in terms of the scalar parameters."""
+
+    name: str
+    dtype: str
+    shape: tuple[Expr, ...]
+    is_output: bool
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    """A scalar parameter; ``is_size`` when some shape depends on it (so it is >= 0)."""
+
+    name: str
+    dtype: str
+    is_size: bool
+
+
+Param = Union[BufferParam, ScalarParam]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The parameters of a stage-III function in call order."""
+
+    name: str
+    params: tuple[Param, ...]
+
+    @property
+    def names(self) -> list[str]:
+        """Parameter names in call order."""
+        return [p.name for p in self.params]
+
+    @property
+    def outputs(self) -> list[str]:
+        """Names of the arrays the function writes."""
+        return [p.name for p in self.params if isinstance(p, BufferParam) and p.is_output]
+
+
+def signature_of(func: "tirx.PrimFunc", name: str) -> Signature:
+    """Read the signature of ``func``."""
+    buffers = [p for p in func.params if isinstance(p.ty, BufferType)]
+    written = written_params(func)
+    sizes = set().union(*(size_names(d) for b in buffers for d in b.ty.shape))
+    params: list[Param] = []
+    for p in func.params:
+        pname = str(p.name)
+        if isinstance(p.ty, BufferType):
+            shape = tuple(p.ty.shape)
+            params.append(BufferParam(pname, str(p.ty.dtype), shape, any(p.same_as(w) for w in written)))
+        else:
+            params.append(ScalarParam(pname, str(p.ty.dtype), pname in sizes))
+    return Signature(name, tuple(params))
+
+
+def written_params(func: "tirx.PrimFunc") -> list[Var]:
+    """The buffer parameters that ``func``'s body stores into, directly or via aliases."""
+    alias_of: list[tuple[Var, Var]] = []
+    stored: list[Var] = []
+
+    def on_decl(node: "tirx.DeclBuffer") -> None:
+        for source in _buffers_in(node.data):
+            alias_of.append((node.buffer, source))
+
+    def on_match(node: "s_tir.MatchBufferRegion") -> None:
+        for source in _buffers_in(node.source):
+            alias_of.append((node.buffer, source))
+
+    def on_store(node: "tirx.BufferStore") -> None:
+        stored.append(node.buffer)
+
+    structural_walk(
+        func.body,
+        [
+            (tirx.DeclBuffer, on_decl),
+            (s_tir.MatchBufferRegion, on_match),
+            (tirx.BufferStore, on_store),
+        ],
+    )
+    params = [p for p in func.params if isinstance(p.ty, BufferType)]
+    result: list[Var] = []
+    for buf in stored:
+        root = _resolve(buf, alias_of, params)
+        if root is not None and not any(root.same_as(r) for r in result):
+            result.append(root)
+    return result
+
+
+def _resolve(buf: Var, alias_of: list[tuple[Var, Var]], params: list[Var]) -> Optional[Var]:
+    """Follow aliases from ``buf`` to the parameter it views, if any."""
+    seen: list[Var] = []
+    frontier = [buf]
+    while frontier:
+        node = frontier.pop()
+        if any(node.same_as(s) for s in seen):
+            continue
+        seen.append(node)
+        for p in params:
+            if node.same_as(p):
+                return p
+        frontier.extend(src for alias, src in alias_of if alias.same_as(node))
+    return None
+
+
+def _buffers_in(expr: object) -> list[Var]:
+    found: list[Var] = []
+
+    def on_var(var: Var) -> None:
+        if isinstance(var.ty, BufferType):
+            found.append(var)
+
+    structural_walk(expr, [(Var, on_var)])
+    return found

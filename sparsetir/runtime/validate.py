@@ -1,0 +1,238 @@
+"""Checking a kernel's arguments before they reach compiled code.
+
+A kernel indexes its arrays with no bounds checks, so every call is validated unless the user
+opts out: scalar types and values, each array's dtype, rank, shape (the parameter's shape
+evaluated with the scalar arguments), memory layout, and then the sparse structure
+(``structure.py``). The first violation raises ``ArgumentError`` naming the argument.
+Everything that depends only on the function is prepared once, in the constructor.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ArgumentError, LoweringError
+from .arrays import ArrayInfo, inspect_array, is_array
+from .constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf
+from .signature import BufferParam, ScalarParam, Signature
+from .sizes import compile_size, size_names, size_text
+from .structure import check_indices, check_indptr
+
+
+class CallValidator:
+    """Validates and prepares the arguments of one kernel, given in parameter order."""
+
+    def __init__(self, signature: Signature, constraints: Sequence[Constraint], device: str = "cpu"):
+        self.signature = signature
+        self.device = device
+        # Index pointers first: checking coordinates uses the row boundaries.
+        self.constraints = [c for c in constraints if isinstance(c, IndptrConstraint)] + [
+            c for c in constraints if isinstance(c, IndicesConstraint)
+        ]
+        self.structure_arrays = sorted(_structure_arrays(self.constraints))
+        params = signature.params
+        self._scalars = [(i, p, _int_range(p)) for i, p in enumerate(params) if isinstance(p, ScalarParam)]
+        self._buffers = [
+            (i, p, [compile_size(d) for d in p.shape], _shape_text(p.shape))
+            for i, p in enumerate(params)
+            if isinstance(p, BufferParam)
+        ]
+        self._dim_bindings = _dim_bindings(signature)
+        self._check_against_signature()
+
+    def __call__(self, values: Sequence[Any]) -> list[Any]:
+        """Check ``values`` (one per parameter); return what to pass to the compiled function."""
+        prepared = list(values)
+        env: dict[str, int] = {}
+        for i, p, bounds in self._scalars:
+            prepared[i] = _scalar_value(values[i], p, bounds)
+            if bounds is not None:
+                env[p.name] = prepared[i]
+        infos = {p.name: self._array(p, values[i]) for i, p, _, _ in self._buffers}
+        for array, dim, var in self._dim_bindings:
+            env.setdefault(var, infos[array].shape[dim])
+        for i, p, shape_fns, text in self._buffers:
+            info = infos[p.name]
+            expected = tuple(fn(env) for fn in shape_fns)
+            if expected != info.shape:
+                _fail(p.name, f"expected shape {text} = {expected}, got {info.shape}")
+            prepared[i] = _passable(info, p)
+        self._check_overlap(infos)
+        hosts = {name: infos[name].host_array() for name in self.structure_arrays}
+        for c in self.constraints:
+            if isinstance(c, IndptrConstraint):
+                check_indptr(c, hosts, env)
+            else:
+                check_indices(c, hosts, env)
+        return prepared
+
+    def _array(self, p: BufferParam, value: Any) -> ArrayInfo:
+        if not is_array(value):
+            _fail(p.name, f"expected an array (numpy, torch or DLPack), got {type(value).__name__}")
+        try:
+            info = inspect_array(value)
+        except (TypeError, BufferError, RuntimeError) as err:
+            raise ArgumentError(f"argument '{p.name}': cannot read the array: {err}") from err
+        if not info.device.startswith(self.device):
+            _fail(p.name, f"is on {info.device}, but the kernel runs on {self.device}")
+        if info.dtype != p.dtype:
+            _fail(p.name, f"expected dtype {p.dtype}, got {info.dtype}")
+        if len(info.shape) != len(p.shape):
+            _fail(
+                p.name,
+                f"expected {len(p.shape)} dimension(s) {_shape_text(p.shape)}, "
+                f"got {len(info.shape)} (shape {info.shape})",
+            )
+        if p.is_output:
+            if not info.writeable:
+                _fail(p.name, "is read-only, but the kernel writes it")
+            if not info.c_contiguous:
+                _fail(p.name, "must be C-contiguous, because the kernel writes it in place")
+            if not info.aligned:
+                _fail(p.name, "is not aligned to its element size, but the kernel writes it in place")
+        return info
+
+    def _check_overlap(self, infos: dict[str, ArrayInfo]) -> None:
+        for out in self.signature.outputs:
+            mine = infos[out].host
+            for name, info in infos.items():
+                if name != out and mine is not None and info.host is not None:
+                    if np.may_share_memory(mine, info.host):
+                        _fail(out, f"shares memory with argument '{name}', but the kernel writes it")
+
+    def _check_against_signature(self) -> None:
+        """Refuse, at build time, constraints and shapes that no call could satisfy."""
+        buffers = {p.name: p for _, p, _, _ in self._buffers}
+        for name in self.structure_arrays:
+            if name not in buffers:
+                raise LoweringError(f"structure constraint on '{name}', which is not an array parameter")
+            if buffers[name].dtype not in ("int32", "int64"):
+                raise LoweringError(f"structure array '{name}' has dtype {buffers[name].dtype}")
+        known = {p.name for _, p, bounds in self._scalars if bounds is not None}
+        known |= {var for _, _, var in self._dim_bindings}
+        for where, expr in _size_exprs(self.signature, self.constraints):
+            missing = size_names(expr) - known
+            if missing:
+                raise LoweringError(
+                    f"{where} uses {', '.join(sorted(missing))}, which no integer argument provides"
+                )
+
+
+def prepare_unchecked(signature: Signature, values: Sequence[Any]) -> list[Any]:
+    """The ``check=False`` path: values as given, but numpy arrays TVM refuses are adapted."""
+    result = list(values)
+    for i, (p, value) in enumerate(zip(signature.params, values)):
+        if isinstance(p, BufferParam) and isinstance(value, np.ndarray):
+            if not value.flags.writeable:
+                result[i] = np.array(value)
+            elif value.size == 0:
+                result[i] = _empty_like(value)
+    return result
+
+
+def _structure_arrays(constraints: Sequence[Constraint]) -> set[str]:
+    """Names of every array the constraints read."""
+    names: set[str] = set()
+    for c in constraints:
+        names.add(c.array)
+        if isinstance(c, IndicesConstraint) and c.row_indptr is not None:
+            names.add(c.row_indptr)
+        counts = c.rows if isinstance(c, IndptrConstraint) else c.positions
+        names.update(f.array for f in counts if isinstance(f, LastOf))
+    return names
+
+
+def _size_exprs(signature: Signature, constraints: Sequence[Constraint]) -> list[tuple[str, Any]]:
+    """Every size expression a call evaluates, with where it comes from."""
+    found = [
+        (f"the shape of '{p.name}'", d)
+        for p in signature.params
+        if isinstance(p, BufferParam)
+        for d in p.shape
+    ]
+    for c in constraints:
+        where = f"the constraint on '{c.array}'"
+        counts = c.rows if isinstance(c, IndptrConstraint) else c.positions
+        found += [(where, f) for f in counts if not isinstance(f, LastOf)]
+        if isinstance(c, IndptrConstraint):
+            found += [(where, e) for e in (c.nnz, c.max_row_length) if e is not None]
+        else:
+            found += [(where, e) for e in (c.length, c.row_width) if e is not None]
+    return found
+
+
+def _dim_bindings(signature: Signature) -> list[tuple[str, int, str]]:
+    """Shape variables that are not scalar parameters, bound (as TVM does) by the first array
+    dimension that is exactly that variable: (array, dimension, variable)."""
+    scalars = {p.name for p in signature.params if isinstance(p, ScalarParam)}
+    bindings = []
+    for p in signature.params:
+        if isinstance(p, BufferParam):
+            for dim, expr in enumerate(p.shape):
+                names = size_names(expr)
+                if len(names) == 1 and size_text(expr) in names and not names & scalars:
+                    bindings.append((p.name, dim, size_text(expr)))
+    return bindings
+
+
+def _passable(info: ArrayInfo, p: BufferParam) -> Any:
+    """What to hand to TVM for an array: itself, or a copy TVM can take (inputs only)."""
+    value = info.value
+    if isinstance(value, np.ndarray) and value.size == 0:
+        return _empty_like(value)
+    if p.is_output or (info.writeable and info.c_contiguous and info.aligned):
+        return value
+    if hasattr(value, "contiguous") and not isinstance(value, np.ndarray):
+        return value.contiguous()
+    return np.array(info.host_array(), order="C", copy=True)
+
+
+def _empty_like(array: np.ndarray) -> np.ndarray:
+    """A zero-size array with C-contiguous strides: numpy gives fresh empty arrays strides of 0,
+    which TVM rejects as not compact."""
+    strides, step = [], array.dtype.itemsize
+    for extent in reversed(array.shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    base = np.empty(1, dtype=array.dtype)
+    return np.lib.stride_tricks.as_strided(base, shape=array.shape, strides=tuple(reversed(strides)))
+
+
+def _int_range(p: ScalarParam) -> Any:
+    if p.dtype.startswith(("int", "uint")):
+        return np.iinfo(p.dtype)
+    return None
+
+
+def _scalar_value(value: Any, p: ScalarParam, bounds: Any) -> Any:
+    """``value`` as a Python number of ``p``'s kind, or ``ArgumentError``."""
+    if bounds is not None:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            _fail(p.name, f"expected an integer ({p.dtype}), got {type(value).__name__} {value!r}")
+        number = int(value)
+        if not bounds.min <= number <= bounds.max:
+            _fail(p.name, f"value {number} does not fit in {p.dtype}")
+        if p.is_size and number < 0:
+            _fail(p.name, f"is a size and must be non-negative, got {number}")
+        return number
+    if p.dtype.startswith(("float", "bfloat")):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            _fail(p.name, f"expected a real number ({p.dtype}), got {type(value).__name__} {value!r}")
+        return float(value)
+    if p.dtype == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            _fail(p.name, f"expected a bool, got {type(value).__name__} {value!r}")
+        return bool(value)
+    return value
+
+
+def _shape_text(shape: Sequence[Any]) -> str:
+    inner = ", ".join(size_text(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def _fail(name: str, message: str) -> None:
+    raise ArgumentError(f"argument '{name}': {message}")
