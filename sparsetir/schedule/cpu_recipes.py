@@ -1,0 +1,104 @@
+"""CPU schedule recipes for stage-II CSR SpMM and SDDMM (TVM ``s_tir`` primitives only).
+
+Both recipes take a ``tvm.s_tir.Schedule`` over a stage-II function in the nested-block form
+(outer block over rows, inner block over the row's nonzeros ``j`` and the feature axis ``k``) and
+apply the best schedule measured on a 2-core Zen CPU (see ``bench/notes/cpu_schedules.md``).
+``feat`` must be a compile-time constant that is a multiple of the vector width: the feature loop
+is split with ``disable_predication=True`` (predicated splits scalarize vector code).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .._tvm import Schedule
+
+__all__ = ["schedule_spmm_cpu", "schedule_sddmm_cpu", "spmm_register_tile"]
+
+
+def spmm_register_tile(feat: int, vector_width: int = 8, max_vectors: int = 8) -> int:
+    """Number of vector accumulators per row tile: ``feat / V`` capped at ``max_vectors``."""
+    if feat % vector_width:
+        raise ValueError(f"feat={feat} is not a multiple of the vector width {vector_width}")
+    return min(feat // vector_width, max_vectors)
+
+
+def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
+                      vector_width: int = 8, max_vectors: int = 8,
+                      cache_write: bool = True) -> None:
+    """Register-tiled, row-parallel CSR SpMM.
+
+    Before (stage II; the outermost loop is either ``i`` or a row-partition loop ``t`` whose
+    body loops over that chunk's rows)::
+
+        for [t:] i:                       block0 (vi)
+            for j in range(indptr[vi+1]-indptr[vi]):
+                for k in range(feat):     block1 (vj reduce, vk spatial)
+                    C[vi, vk] += A[vi, vj] * B[J_indices[vi, vj], vk]
+
+    After (U = ``spmm_register_tile``, V = ``vector_width``)::
+
+        for [t|i] parallel:
+            for ko in range(feat // (U*V)):
+                C_local[U*V] = 0                      (vectorized init, decompose_reduction)
+                for j in range(row length):
+                    for ku in unroll(U): for kv in vectorized(V):
+                        C_local[ku*V+kv] += A[vi,vj] * B[J_indices[vi,vj], ko*U*V+ku*V+kv]
+                for ax in range(U): for v in vectorized(V): C[vi, ...] = C_local[...]
+
+    ``cache_write=False`` accumulates into ``C`` directly (LLVM keeps the row in registers
+    because the parameters are ``noalias``); it avoids TVM 0.27 placing the local tile in a
+    heap workspace.
+    """
+    U = spmm_register_tile(feat, vector_width, max_vectors)
+    j, k = sch.get_loops(block1)[-2:]
+    ko, ku, kv = sch.split(k, [None, U, vector_width], disable_predication=True)
+    sch.reorder(ko, j, ku, kv)
+    if cache_write:
+        cw = sch.cache_write(block1, 0, "local")
+        sch.reverse_compute_at(cw, ko)
+        _, wv = sch.split(sch.get_loops(cw)[-1], [None, vector_width], disable_predication=True)
+        sch.vectorize(wv)
+    sch.vectorize(kv)
+    sch.unroll(ku)
+    sch.parallel(sch.get_loops(block0)[0])
+    sch.decompose_reduction(block1, j)
+
+
+def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int = 8,
+                       block0: Optional[str] = None, parallel_chunks: int = 16) -> None:
+    """Lane-parallel dot products for SDDMM (CSR nested form, or the COO form of sparse_fuse).
+
+    Before (CSR; with ``block0`` given)::
+
+        for [t:] i:                       block0 (vi)
+            for j in range(indptr[vi+1]-indptr[vi]):
+                for k in range(feat):     block1 (vj spatial, vk reduce)
+                    O[vi, vj] += A[vi, vj] * X[vi, vk] * Y[J_indices[vi, vj], vk]
+
+    or (COO, ``block0=None``): ``for p in range(nnz): for k: O[p] += A[p]*X[rows[p],k]*Y[cols[p],k]``.
+
+    After::
+
+        for [t|i|po] parallel:
+            for j (or p):
+                rf[V] = 0
+                for ko in range(feat // V): rf[0:V] += A * X[.., ko*V:+V] * Y[.., ko*V:+V]   (vector FMA)
+                O[..] = 0; for l in unroll(V): O[..] += rf[l]                              (lane sum)
+
+    The COO form's nnz loop is split into ``parallel_chunks`` equal chunks (perfect nnz balance).
+    """
+    j, k = sch.get_loops(block1)[-2:]
+    _, ki = sch.split(k, [None, vector_width], disable_predication=True)
+    rf = sch.rfactor(ki, 0)
+    sch.set_scope(rf, 0, "local")
+    sch.reverse_compute_at(block1, sch.get_loops(rf)[-3])
+    sch.vectorize(sch.get_loops(rf)[-1])
+    if block0 is not None:
+        sch.parallel(sch.get_loops(block0)[0])
+    else:
+        po, _ = sch.split(sch.get_loops(rf)[0], [parallel_chunks, None])
+        sch.parallel(po)
+    sch.unroll(sch.get_loops(block1)[-1])
+    sch.decompose_reduction(rf, sch.get_loops(rf)[-2])
+    sch.decompose_reduction(block1, sch.get_loops(block1)[-1])
