@@ -157,7 +157,8 @@ class _Verifier:
                 if parent is not None and not any(v.same_as(parent) for v in visible):
                     raise _fail(
                         f"axis '{axis.name}' depends on '{parent.name}', which must be iterated before it (earlier in this T.sp_iter or in an enclosing one)",
-                        getattr(entry, "span", None) or it.span,
+                        # A plain axis entry carries its declaration's span, not this use's.
+                        (entry.span if isinstance(entry, (FusedAxis, AttachedAxis)) else None) or it.span,
                     )
                 visible.append(axis)
         own_reduce = it.reduce_vars()

@@ -14,6 +14,7 @@ from .._tvm import Expr, Var, tirx, tvm
 from ..errors import ScriptSyntaxError, VerifyError
 from ..ir.axis import Axis
 from ..ir.buffer import SparseBuffer
+from .args import bind_args
 from .constructs import BINARY_MATH, UNARY_MATH, VALUE_DTYPES
 from .source import Source
 
@@ -39,15 +40,19 @@ def is_float_dtype(dtype: str) -> bool:
     return dtype.startswith("float") or dtype == "bfloat16"
 
 
+def default_dtype(value: Literal) -> str:
+    """The type an untyped Python literal takes when nothing else types it."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int32" if _INT32_MIN <= value <= _INT32_MAX else "int64"
+    return "float32"
+
+
 def literal_const(value: Literal, dtype: str | None = None) -> Expr:
     """A TVM constant for a Python literal, typed ``dtype`` or by the literal's own kind."""
     if dtype is None:
-        if isinstance(value, bool):
-            dtype = "bool"
-        elif isinstance(value, int):
-            dtype = "int32" if _INT32_MIN <= value <= _INT32_MAX else "int64"
-        else:
-            dtype = "float32"
+        dtype = default_dtype(value)
     if is_float_dtype(dtype):
         return tirx.FloatImm(dtype, float(value))
     return tirx.const(value, dtype)
@@ -131,7 +136,7 @@ class ExprParser:
             return value
         if dtype is not None:
             return self._literal_as(value, dtype, node)
-        return literal_const(value)
+        return self._literal_as(value, default_dtype(value), node)
 
     # --- dispatch ---------------------------------------------------------------------------
 
@@ -225,6 +230,8 @@ class ExprParser:
             if isinstance(operand, (int, float)) and not isinstance(operand, bool):
                 return -operand
             expr = self.typed(operand, node.operand, None)
+            if dtype_of(expr) == "bool":
+                self.source.fail(node, "unary '-' is not defined on a bool operand", VerifyError)
             minus_one = literal_const(-1, dtype_of(expr))
             return tirx.Mul(expr, minus_one, self.source.span(node))
         self.source.fail(node, "operator '~' is not supported", ScriptSyntaxError)
@@ -267,9 +274,9 @@ class ExprParser:
                 return self._cast(value, name, node)
             return self._literal_as(value, name, args[0])
         if name == "cast":
-            self._arity(node, name, 2, 2)
-            dtype = self.dtype_arg(args[1])
-            return self._cast(self.expr(args[0]), dtype, node)
+            a = bind_args(self.source, node, name, ["value", "dtype"], [])
+            dtype = self.dtype_arg(a["dtype"])
+            return self._cast(self.expr(a["value"]), dtype, node)
         if name in UNARY_MATH:
             self._arity(node, name, 1, 1)
             x = self.expr(args[0], "float32")
@@ -278,7 +285,12 @@ class ExprParser:
             return UNARY_MATH[name](x)
         if name in BINARY_MATH:
             self._arity(node, name, 2, 2)
-            a, b = self._unify(self.value(args[0]), self.value(args[1]), node, f"T.{name}")
+            lhs, rhs = self.value(args[0]), self.value(args[1])
+            if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
+                lhs, rhs = float(lhs), float(rhs)  # like T.exp(1): math on literals is on floats
+            a, b = self._unify(lhs, rhs, node, f"T.{name}")
+            if not is_float_dtype(dtype_of(a)):
+                self.source.fail(node, f"T.{name} needs float operands, got {dtype_of(a)}; cast them first", VerifyError)
             return BINARY_MATH[name](a, b)
         if name in ("max", "min"):
             self._arity(node, name, 2, 2)
@@ -287,10 +299,15 @@ class ExprParser:
             return build(a, b, self.source.span(node))
         if name == "abs":
             self._arity(node, name, 1, 1)
-            return tirx.abs(self.expr(args[0]))
+            x = self.expr(args[0])
+            if dtype_of(x) == "bool":
+                self.source.fail(args[0], "T.abs needs a numeric operand, got bool", VerifyError)
+            return tirx.abs(x)
         if name == "select":
             self._arity(node, name, 3, 3)
             cond = self.expr(args[0], "bool")
+            if dtype_of(cond) != "bool":
+                self.source.fail(args[0], f"the condition of T.select must be bool, got {dtype_of(cond)}", VerifyError)
             a, b = self._unify(self.value(args[1]), self.value(args[2]), node, "T.select")
             return tirx.Select(cond, a, b, self.source.span(node))
         if name == "if_then_else":
@@ -303,6 +320,8 @@ class ExprParser:
         if name in ("min_value", "max_value"):
             self._arity(node, name, 1, 1)
             dtype = self.dtype_arg(args[0])
+            if dtype == "bool":
+                self.source.fail(args[0], f"T.{name} needs a numeric dtype, got bool", VerifyError)
             return tirx.min_value(dtype) if name == "min_value" else tirx.max_value(dtype)
         self.source.fail(node.func, f"T.{name} is not an expression construct", ScriptSyntaxError)
 
@@ -361,14 +380,22 @@ class ExprParser:
             high = 2**bits - 1 if dtype.startswith("u") else 2 ** (bits - 1) - 1
             if not low <= int(value) <= high:
                 self.source.fail(node, f"literal {value} does not fit in {dtype}", VerifyError)
-        return literal_const(value, dtype)
+        try:
+            return literal_const(value, dtype)
+        except ValueError as err:  # TVM's own range checks, e.g. 1e39 as a float32
+            raise self.source.error(node, f"literal {value!r} does not fit in {dtype}", VerifyError) from err
 
     def _unify(self, lhs: Value, rhs: Value, node: ast.AST, what: str) -> tuple[Expr, Expr]:
         """Both operands as expressions of one type (literals adopt the other side's type)."""
         if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
             if isinstance(lhs, float) or isinstance(rhs, float):
-                return literal_const(float(lhs), "float32"), literal_const(float(rhs), "float32")
-            return literal_const(lhs), literal_const(rhs, dtype_of(literal_const(lhs)))
+                dtype = "float32"
+                lhs, rhs = float(lhs), float(rhs)
+            else:
+                dtype = default_dtype(lhs)
+                if dtype != "bool" and default_dtype(rhs) == "int64":
+                    dtype = "int64"
+            return self._literal_as(lhs, dtype, node), self._literal_as(rhs, dtype, node)
         if not isinstance(lhs, Expr):
             return self._literal_as(lhs, dtype_of(rhs), node), rhs
         if not isinstance(rhs, Expr):
@@ -383,4 +410,4 @@ class ExprParser:
         self.source.fail(node, f"operands of {what!r} have different types {a} and {b}; cast one with T.cast(x, dtype)", VerifyError)
 
 
-__all__ = ["ExprParser", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "tvm"]
+__all__ = ["ExprParser", "default_dtype", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "tvm"]

@@ -110,6 +110,8 @@ def _float_text(value: float) -> str:
         return '"nan"'
     if math.isinf(value):
         return '"inf"' if value > 0 else '"-inf"'
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return "-0.0"  # str(int(-0.0)) would lose the sign
     if value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)

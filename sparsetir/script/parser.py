@@ -314,10 +314,17 @@ class FunctionParser:
         for key, value in zip(node.keys, node.values):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 self.source.fail(key if key is not None else node, "attribute keys must be string literals", VerifyError)
-            if not (isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str))):
-                self.source.fail(value, "attribute values must be literals (str, int, float or bool)", VerifyError)
-            attrs[key.value] = value.value
+            attrs[key.value] = self._attr_value(value)
         return attrs
+
+    def _attr_value(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = node.operand  # a signed number is a literal too: {"offset": -1}
+            if isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
+                return -operand.value if isinstance(node.op, ast.USub) else operand.value
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, str))):
+            self.source.fail(node, "attribute values must be literals (str, int, float or bool)", VerifyError)
+        return node.value
 
     # --- statements -------------------------------------------------------------------------
 
@@ -328,6 +335,9 @@ class FunctionParser:
             if isinstance(stmt, ast.Assign) and self._is_header(stmt):
                 what = stmt.value.func.attr
                 self.source.fail(stmt, f"T.{what} declares a function-level name and must be written before the sparse iterations, outside any T.sp_iter", VerifyError)
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+            if not in_iteration and isinstance(target, ast.Name):
+                self.source.fail(target, f"assigning to a name ('{target.id}') is not supported; a script names only axes and buffers (I = T.dense_fixed(m), A = T.match_sparse_buffer(...))", ScriptSyntaxError)
             if not in_iteration:
                 self.source.fail(stmt, "a buffer store must be inside a sparse iteration (with T.sp_iter(...))", VerifyError)
             return [self._store(stmt)]
@@ -346,8 +356,8 @@ class FunctionParser:
             self.source.fail(stmt, "an expression on its own does nothing; only T.evaluate(...) and T.<construct>(...) calls may stand alone", ScriptSyntaxError)
         name = self.exprs.construct_name(call.func)
         if name == "evaluate":
-            bind_args(self.source, call, name, ["value"], [])
-            return [tirx.Evaluate(self.exprs.expr(call.args[0]), self.source.span(stmt))]
+            a = bind_args(self.source, call, name, ["value"], [])
+            return [tirx.Evaluate(self.exprs.expr(a["value"]), self.source.span(stmt))]
         if name == "sp_iter_attr":
             self.source.fail(stmt, "T.sp_iter_attr must be the first statement of a T.sp_iter body", VerifyError)
         if name == "func_attr":

@@ -7,6 +7,8 @@ one already visible gets a numeric suffix, so IR built by passes always prints u
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from .._tvm import Var, tirx
@@ -54,7 +56,9 @@ def _attr_value(value: Any) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return json.dumps(value)  # a JSON string is a Python string literal: escapes, quotes, non-ASCII
+    if isinstance(value, float) and math.isinf(value):
+        return "1e999" if value > 0 else "-1e999"  # Python's spelling of an infinite literal
     return repr(value)
 
 
