@@ -24,6 +24,8 @@ from .ir import (
     verify,
 )
 from .script import parse, parse_file
+from .ir.stage2 import Stage2Function
+from .transforms import lower_sparse_buffer, lower_sparse_iter
 
 __all__ = [
     "ArgumentError",
@@ -33,9 +35,12 @@ __all__ = [
     "ScriptSyntaxError",
     "SparseFunction",
     "SparseTIRError",
+    "Stage2Function",
     "VerifyError",
     "__version__",
     "assert_structural_equal",
+    "lower_sparse_buffer",
+    "lower_sparse_iter",
     "parse",
     "parse_file",
     "structural_equal",

@@ -1,0 +1,129 @@
+"""Stage II: a TVM ``s_tir`` PrimFunc in position space, plus the sparse structure beside it.
+
+The body is ordinary schedulable TensorIR (loops, ``T.sblock``s, buffer loads and stores whose
+indices are *positions*). What TIR cannot say — which axes a buffer is laid out by, which
+parameter holds an axis's indptr — lives in two PrimFunc attributes, ``sparsetir.axes`` and
+``sparsetir.buffers`` (see ``../shared/notes/stage2.md`` §1). ``Stage2Function`` keeps the
+function without those attributes next to the metadata, so that structural equality sees the
+parameters (definitions) before the metadata that refers to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._tvm import Expr, Object, Span, Var, field, py_class, tirx
+from .axis import Axis
+
+STAGE_II_LEVEL = 1
+AXES_ATTR = "sparsetir.axes"
+BUFFERS_ATTR = "sparsetir.buffers"
+PARAMS_ATTR = "sparsetir.param_names"
+SPANS_ATTR = "sparsetir.spans"
+
+VALUE = "value"
+INDPTR = "indptr"
+INDICES = "indices"
+ALLOCATED = "alloc"
+
+
+@py_class("sparsetir.Stage2Buffer", frozen=True)
+class Stage2Buffer(Object):
+    """A position-space buffer of stage II and the axes that lay it out.
+
+    ``buffer`` is the PrimFunc parameter (or root allocation) holding the data; ``handle_name``
+    is the stage-I handle it was matched to ("" for ``alloc_sparse_buffer``); ``role`` says
+    whether it holds values, an axis's indptr or an axis's indices.
+    """
+
+    buffer: Var
+    axes: list[Axis]
+    handle_name: str
+    extra_storage: Optional[Expr]
+    role: str
+    span: Optional[Span] = field(default=None, structural_eq="ignore")
+
+    @property
+    def name(self) -> str:
+        """The buffer's name in the stage-II script."""
+        return self.buffer.name
+
+    @property
+    def dtype(self) -> str:
+        """Element data type."""
+        return str(self.buffer.ty.dtype)
+
+    def __repr__(self) -> str:
+        return f"Stage2Buffer({self.name}, [{', '.join(a.name for a in self.axes)}], {self.role})"
+
+
+@py_class("sparsetir.Stage2Function", frozen=True)
+class Stage2Function(Object):
+    """A stage-II function: ``prim`` (the PrimFunc without the metadata attributes), axes, buffers.
+
+    ``func`` is the PrimFunc with the metadata attached, the form TVM's ``Schedule`` takes;
+    ``Stage2Function.from_func`` splits a (scheduled) PrimFunc back into this wrapper.
+    """
+
+    prim: tirx.PrimFunc
+    axes: list[Axis]
+    buffers: list[Stage2Buffer]
+    param_names: list[str]
+
+    @property
+    def func(self) -> tirx.PrimFunc:
+        """The PrimFunc with ``sparsetir.*`` metadata attributes, ready for ``tvm.s_tir.Schedule``."""
+        return (
+            self.prim.with_attr(AXES_ATTR, list(self.axes))
+            .with_attr(BUFFERS_ATTR, list(self.buffers))
+            .with_attr(PARAMS_ATTR, list(self.param_names))
+        )
+
+    @staticmethod
+    def from_func(func: Any) -> "Stage2Function":
+        """Wrap a stage-II PrimFunc carrying the metadata attributes (e.g. ``sch.mod["main"]``)."""
+        if hasattr(func, "functions") and not isinstance(func, tirx.PrimFunc):
+            func = func["main"]
+        attrs = func.attrs
+        if attrs is None or AXES_ATTR not in attrs:
+            raise ValueError("not a stage-II function: no sparsetir.axes attribute")
+        axes = list(attrs[AXES_ATTR])
+        buffers = list(attrs[BUFFERS_ATTR])
+        names = [str(n) for n in attrs[PARAMS_ATTR]]
+        prim = func.without_attr(AXES_ATTR).without_attr(BUFFERS_ATTR).without_attr(PARAMS_ATTR)
+        return Stage2Function(prim, axes, buffers, names)
+
+    @property
+    def name(self) -> str:
+        """The function's global symbol."""
+        attrs = self.prim.attrs
+        return str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"
+
+    def buffer(self, name: str) -> Stage2Buffer:
+        """The stage-II buffer called ``name``."""
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(f"{self.name} has no stage-II buffer {name!r}")
+
+    def axis(self, name: str) -> Axis:
+        """The axis called ``name``."""
+        for a in self.axes:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no axis {name!r}")
+
+    def script(self) -> str:
+        """The RFC-style stage-II script: sparse header, then TVM's printing of the body."""
+        from ..script.stage2_printer import print_stage2
+
+        return print_stage2(self)
+
+    def _structural_key(self) -> "Stage2Function":
+        return self
+
+    def __repr__(self) -> str:
+        return f"Stage2Function({self.name})"
+
+    def __str__(self) -> str:
+        return self.script()

@@ -1,0 +1,84 @@
+"""Source spans across stages: the block → script-line table and line annotation.
+
+TVM drops spans on loops and blocks (tvm027.md §6), so LowerSparseIter records, in the
+``sparsetir.spans`` PrimFunc attribute, the script lines of every block it creates; stage III
+keeps the attribute. ``annotate`` uses it to tag each printed stage-II/III line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._tvm import SequentialSpan, Span
+
+SPANS_ATTR = "sparsetir.spans"
+_BLOCK = re.compile(r"""T\.s?block\(\s*["']([^"']+)["']""")
+
+
+def span_locations(span: Any) -> list[tuple[str, int]]:
+    """(file, line) of a ``Span`` or every part of a ``SequentialSpan``."""
+    if span is None:
+        return []
+    parts = list(span.spans) if isinstance(span, SequentialSpan) else [span]
+    out = []
+    for s in parts:
+        if isinstance(s, Span):
+            name = str(s.source_name.name) if s.source_name is not None else "<script>"
+            out.append((name, int(s.line)))
+    return out
+
+
+def span_table(func: Any) -> dict[str, list[str]]:
+    """Block name → ``file:line`` strings, from a stage-II wrapper or a stage-II/III PrimFunc."""
+    prim = getattr(func, "prim", func)
+    attrs = prim.attrs
+    if attrs is None or SPANS_ATTR not in attrs:
+        return {}
+    return {str(k): [str(x) for x in v] for k, v in attrs[SPANS_ATTR].items()}
+
+
+def _lookup(table: dict[str, list[str]], block: str) -> list[str]:
+    name = block
+    while name:
+        if name in table:
+            return table[name]
+        for suffix in ("_init", "_update", "_rf", "_local", "_shared", "_global"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+                break
+        else:
+            return []
+    return []
+
+
+def annotate(text: str, func: Any) -> str:
+    """Append ``# <- file:line`` to each line of a printed stage-II/III function.
+
+    A block line and every line inside it get the block's script lines; a loop line gets the
+    lines of the first block below it.
+    """
+    table = span_table(func)
+    lines = text.splitlines()
+    stack: list[tuple[int, str]] = []
+    out = []
+    for k, line in enumerate(lines):
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        while stack and indent <= stack[-1][0] and stripped:
+            stack.pop()
+        where: list[str] = []
+        m = _BLOCK.search(line)
+        if m:
+            stack.append((indent, m.group(1)))
+            where = _lookup(table, m.group(1))
+        elif stripped.startswith("for "):
+            for nxt in lines[k + 1 :]:
+                m2 = _BLOCK.search(nxt)
+                if m2:
+                    where = _lookup(table, m2.group(1))
+                    break
+        elif stack and stripped and not stripped.startswith("#"):
+            where = _lookup(table, stack[-1][1])
+        out.append(f"{line}  # <- {', '.join(where)}" if where else line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")

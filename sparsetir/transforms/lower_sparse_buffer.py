@@ -1,0 +1,205 @@
+"""LowerSparseBuffer: stage II (position space) → stage III (plain TVM TensorIR).
+
+Each stage-II buffer becomes the parameter the caller passes (seed 002: parameters describe
+exactly the arrays given), named by its stage-I handle:
+
+- structure arrays (indptr, indices) are 1-D: ``indptr`` (rows + 1,), ``indices`` (nnz,);
+- a value array collapses only its *sparse prefix* — every axis up to the last variable one —
+  into one dimension of nnz positions and keeps the dense suffix (stage2.md §4): CSR values
+  are (nnz,), BSR values (nnzb, blk, blk), a ragged (I, J, K) tensor (nnz, feat), ELL (m, c),
+  and a dense (n, feat) buffer stays 2-D.
+
+Accesses are rewritten post-order with ``structural_map``; a position vector ``(p0, ..., pk)``
+maps to ``indptr[flat] + p`` at a variable axis and ``flat * extent + p`` at a fixed one.
+Point regions map to points; other regions cover the whole collapsed dimension. No aliasing
+views are needed, because the parameters already have the partially flattened shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._tvm import TensorLoad, TensorRegion, Var, s_tir, structural_map, tirx, tvm
+from ..errors import LoweringError
+from ..ir.axis import Axis
+from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, STAGE_II_LEVEL, Stage2Buffer, Stage2Function
+from .auto_decompose_reduction import auto_decompose_reduction
+from .bound_cache_extents import bound_cache_extents
+from .lower_sparse_iter import pos_extent
+
+Range = tvm.ir.Range
+STAGE_III_LEVEL = 0
+
+
+def lower_sparse_buffer(f2: Stage2Function) -> tirx.PrimFunc:
+    """Lower a stage-II function to a plain TVM ``s_tir`` PrimFunc over the caller's arrays."""
+    if isinstance(f2, tirx.PrimFunc):
+        f2 = Stage2Function.from_func(f2)
+    f2 = auto_decompose_reduction(f2)
+    f2 = bound_cache_extents(f2)
+    return _Flatten(f2).run()
+
+
+def _last_variable(axes: list[Axis]) -> int:
+    last = -1
+    for k, a in enumerate(axes):
+        if a.is_variable:
+            last = k
+    return last
+
+
+def _product(exprs: list[Any]) -> Any:
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = out * e
+    return out
+
+
+class _Flatten:
+    def __init__(self, f2: Stage2Function):
+        self.f2 = f2
+        self.info: dict[Any, tuple[Stage2Buffer, Var]] = {}  # stage-II var -> (meta, stage-III var)
+        self.analyzer = tvm.sym.Analyzer()
+
+    def _count(self, axes: list[Axis]) -> Any:
+        """Number of positions of the whole axis chain (flat)."""
+        last = _last_variable(axes)
+        if last >= 0:
+            nnz = axes[last].nnz
+            if nnz is None:
+                raise LoweringError(f"axis '{axes[last].name}' declares no nnz, but its positions are stored")
+            return _product([nnz] + [pos_extent(a) for a in axes[last + 1 :]])
+        return _product([pos_extent(a) for a in axes])
+
+    def _shape(self, meta: Stage2Buffer) -> list[Any]:
+        axes = list(meta.axes)
+        extra = meta.extra_storage
+        if meta.role in (INDPTR, INDICES):
+            count = self._count(axes)
+            return [count + extra if extra is not None else count]
+        last = _last_variable(axes)
+        if last >= 0:
+            nnz = axes[last].nnz
+            if nnz is None:
+                raise LoweringError(f"buffer '{meta.name}': axis '{axes[last].name}' declares no nnz")
+            head = nnz + extra if extra is not None else nnz
+            return [head] + [pos_extent(a) for a in axes[last + 1 :]]
+        dims = [pos_extent(a) for a in axes]
+        if extra is not None:
+            dims[0] = dims[0] + extra
+        return dims
+
+    def run(self) -> tirx.PrimFunc:
+        f2 = self.f2
+        prim = f2.prim
+        by_var = {}
+        for meta in f2.buffers:
+            by_var[meta.buffer] = meta
+        params = []
+        for p, name in zip(prim.params, f2.param_names):
+            meta = self._meta_of(p)
+            if meta is None:
+                params.append(p)
+                continue
+            new = tirx.decl_buffer(self._shape(meta), meta.dtype, name=name, layout=None)
+            self.info[p] = (meta, new)
+            params.append(new)
+        for meta in f2.buffers:
+            if meta.role == ALLOCATED:
+                if _last_variable(list(meta.axes)) >= 0:
+                    raise LoweringError(f"allocated sparse buffer '{meta.name}' over a variable axis is not supported yet")
+                self.info[meta.buffer] = (meta, meta.buffer)
+        body = structural_map(
+            prim.body,
+            [(TensorLoad, self.on_load), (tirx.BufferStore, self.on_store), (TensorRegion, self.on_region)],
+        )
+        out = tirx.PrimFunc(params, body, prim.ret_type)
+        attrs = dict(prim.attrs) if prim.attrs is not None else {}
+        attrs["sparse_tir_level"] = STAGE_III_LEVEL
+        for key, value in attrs.items():
+            out = out.with_attr(key, value)
+        return out
+
+    def _meta_of(self, var: Any) -> Optional[Stage2Buffer]:
+        for meta in self.f2.buffers:
+            if meta.buffer.same_as(var):
+                return meta
+        return None
+
+    def _lookup(self, var: Any) -> Optional[tuple[Stage2Buffer, Var]]:
+        for key, value in self.info.items():
+            if key.same_as(var):
+                return value
+        return None
+
+    def _indptr3(self, axis: Axis) -> Var:
+        found = self._lookup(axis.indptr)
+        if found is None:
+            raise LoweringError(f"the indptr of axis '{axis.name}' is not a parameter")
+        return found[1]
+
+    def _flat(self, axes: list[Axis], indices: list[Any]) -> Any:
+        flat = None
+        for k, (axis, p) in enumerate(zip(axes, indices)):
+            if k == 0:
+                if axis.is_variable:
+                    raise LoweringError(f"a buffer cannot start with variable axis '{axis.name}'")
+                flat = p
+            elif axis.is_variable:
+                flat = tirx.BufferLoad(self._indptr3(axis), [flat]) + p
+            else:
+                flat = flat * pos_extent(axis) + p
+        # Canonical form, so that TVMScript prints and parses the index back to the same tree.
+        return self.analyzer.simplify(flat)
+
+    def new_indices(self, meta: Stage2Buffer, indices: list[Any]) -> list[Any]:
+        axes = list(meta.axes)
+        if meta.role == ALLOCATED:
+            return indices
+        if meta.role in (INDPTR, INDICES):
+            return [self._flat(axes, indices)]
+        last = _last_variable(axes)
+        if last < 0:
+            return indices
+        return [self._flat(axes[: last + 1], indices[: last + 1])] + list(indices[last + 1 :])
+
+    def on_load(self, load: Any) -> Any:
+        found = self._lookup(load.source)
+        if found is None:
+            return load
+        meta, new = found
+        return tirx.BufferLoad(new, self.new_indices(meta, list(load.indices)), span=load.span)
+
+    def on_store(self, store: Any) -> Any:
+        found = self._lookup(store.buffer)
+        if found is None:
+            return store
+        meta, new = found
+        return tirx.BufferStore(new, store.value, self.new_indices(meta, list(store.indices)), span=store.span)
+
+    def on_region(self, region: Any) -> Any:
+        found = self._lookup(region.source)
+        if found is None:
+            return region
+        meta, new = found
+        ranges = list(region.region)
+        axes = list(meta.axes)
+        if meta.role == ALLOCATED:
+            return region
+        if meta.role in (INDPTR, INDICES):
+            collapse = len(axes)
+        else:
+            last = _last_variable(axes)
+            collapse = last + 1 if last >= 0 else 0
+        shape = list(new.ty.shape)
+        if collapse == 0:
+            return tirx.BufferRegion(new, ranges)
+        head = ranges[:collapse]
+        if all(_is_one(r.extent) for r in head):
+            flat = self._flat(axes[:collapse], [r.min for r in head])
+            return tirx.BufferRegion(new, [Range.from_min_extent(flat, 1)] + ranges[collapse:])
+        return tirx.BufferRegion(new, [Range.from_min_extent(0, shape[0])] + ranges[collapse:])
+
+
+def _is_one(expr: Any) -> bool:
+    return isinstance(expr, tirx.IntImm) and int(expr.value) == 1
