@@ -134,9 +134,7 @@ class ExprParser:
         """``value`` as a TVM expression, converting a literal to ``dtype`` when given."""
         if isinstance(value, Expr):
             return value
-        if dtype is not None:
-            return self._literal_as(value, dtype, node)
-        return self._literal_as(value, default_dtype(value), node)
+        return self._literal_as(value, dtype or default_dtype(value), node)
 
     # --- dispatch ---------------------------------------------------------------------------
 

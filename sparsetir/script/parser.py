@@ -290,9 +290,9 @@ class FunctionParser:
         dtype = self.exprs.dtype_arg(a["dtype"]) if "dtype" in a else "float32"
         scope = self._string_arg(a.get("scope"), "scope", "global")
         extra = a.get("extra_storage")
+        if isinstance(extra, ast.Constant) and extra.value is None:
+            extra = None  # extra_storage=None, the documented default, spelt out
         extra_expr = self.exprs.int_expr(extra, "extra_storage") if extra is not None else None
-        if extra is not None and isinstance(extra, ast.Constant) and extra.value is None:
-            extra_expr = None
         shape = [axis.length for axis in axes]
         buffer = tirx.decl_buffer(shape, dtype, name=name, scope=scope, span=span)
         return SparseBuffer(buffer, axes, handle, scope, extra_expr, span)

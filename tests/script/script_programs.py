@@ -188,12 +188,13 @@ class ProgramBuilder:
             dtype_text = f', dtype="{dtype}"'
         else:
             dtype_text = f', "{dtype}"'
-        scope = ', scope="global"' if self.c.chance(0.1) else ""
+        scope = self.c.choice(["", "", "", "", ', scope="global"', ', scope="shared"'])
         if self.c.chance(0.25):
             text = f"T.alloc_sparse_buffer({axes_text}{dtype_text}{scope})"
         else:
             data = self.param("data", "handle")
-            text = f"T.match_sparse_buffer({data}, {axes_text}{dtype_text}{scope})"
+            extra = self.c.choice(["", "", "", ", extra_storage=None", f", extra_storage={self.length()}"])
+            text = f"T.match_sparse_buffer({data}, {axes_text}{dtype_text}{scope}{extra})"
         self.buffers.append(BufferInfo(name, axes, dtype))
         self.lines.append(f"    {name} = {text}")
 
@@ -204,8 +205,8 @@ class ProgramBuilder:
             return self.c.choice(["True", "False"])
         if dtype in INT_DTYPES:
             value = self.c.integer(-5, 9)
-            if bare or (dtype == "int32" and self.c.chance(0.5)):
-                return str(value) if value >= 0 or bare else f"({value})"
+            if bare or (dtype == "int32" and self.c.chance(0.5)):  # an untyped int is an int32
+                return str(value)
             return f"T.{dtype}({value})"
         value = self.c.choice(FLOAT_VALUES)
         if bare:
@@ -280,7 +281,7 @@ class ProgramBuilder:
             name = self.c.choice(UNARY_MATH)
             return f"T.{name}({self.expr(dtype, scope, depth + 1)})"
         if form == 5:
-            return f"-{self.expr(dtype, scope, depth + 1).join('()')}"
+            return f"-({self.expr(dtype, scope, depth + 1)})"
         if form == 6:
             source = self.c.choice([d for d in FLOAT_DTYPES + INT_DTYPES if d != dtype])
             inner = self.expr(source, scope, depth + 1)
@@ -295,12 +296,12 @@ class ProgramBuilder:
         if form == 0 or depth >= 3:
             dtype = self.c.choice(FLOAT_DTYPES[:2] + INT_DTYPES)
             op = self.c.choice(["<", "<=", ">", ">=", "==", "!="])
-            return f"{self.expr(dtype, scope, depth + 1)} {op} {self.expr(dtype, scope, depth + 1)}".join("()")
+            return f"({self.expr(dtype, scope, depth + 1)} {op} {self.expr(dtype, scope, depth + 1)})"
         if form == 1:
             word = self.c.choice(["and", "or"])
-            return f"{self.condition(scope, depth + 1)} {word} {self.condition(scope, depth + 1)}".join("()")
+            return f"({self.condition(scope, depth + 1)} {word} {self.condition(scope, depth + 1)})"
         if form == 2:
-            return f"not {self.condition(scope, depth + 1)}".join("()")
+            return f"(not {self.condition(scope, depth + 1)})"
         loaded = self.load("bool", scope)
         return loaded if loaded is not None else self.literal("bool", bare=False)
 
@@ -311,7 +312,8 @@ class ProgramBuilder:
         buf = self.c.choice(self.buffers)
         target = f"{buf.name}[{', '.join(self.index(scope, True) for _ in buf.axes)}]"
         if buf.dtype != "bool" and not in_init and self.c.chance(0.2):
-            self.lines.append(f"{pad}{target} += {self.expr(buf.dtype, scope)}")
+            op = self.c.choice(["+=", "+=", "-=", "*="])
+            self.lines.append(f"{pad}{target} {op} {self.expr(buf.dtype, scope)}")
             return
         value = self.literal(buf.dtype, bare=True) if self.c.chance(0.15) else self.expr(buf.dtype, scope)
         self.lines.append(f"{pad}{target} = {value}")
@@ -372,7 +374,7 @@ class ProgramBuilder:
         self.lines.append(f'{pad}with T.sp_iter({axes_text}, "{kinds}", "{name}") as [{names}]:')
         inner = Scope(scope.axes + flat, scope.iters + iters)
         if self.c.chance(0.15):
-            attrs = self.c.choice(['{"preprocess": True}', '{"tag": "x", "n": -2}', '{"scale": 0.5}'])
+            attrs = self.c.choice(['{"preprocess": True}', '{"tag": "x", "n": -2}', '{"scale": 0.5, "note": "a \\"b\\"\\n"}'])
             self.lines.append(f"{pad}    T.sp_iter_attr({attrs})")
         if "R" in kinds and self.c.chance(0.6):
             self.lines.append(f"{pad}    with T.init():")

@@ -285,6 +285,37 @@ def f(m: T.int32, q) -> None:
     with T.sp_iter([I], "S", "s") as [i]:
         B[1.5] = x
 """, "index 0 of 'B' must be an integer, got 1.5", L1 + 1, 11),
+    # Each of these once escaped as a TVM ValueError/InternalError or an IndexError.
+    case("float32-literal-range", """
+    T.evaluate(T.float32(1e39))
+""", "literal 1e+39 does not fit in float32", L1, 26),
+    case("float16-literal-range-in-binop", """
+    T.evaluate(T.float16(1) + 1e10)
+""", "literal 10000000000.0 does not fit in float16", L1, 16),
+    case("int-literal-beyond-int64", """
+    T.evaluate(100000000000000000000000000000)
+""", "literal 100000000000000000000000000000 does not fit in int64", L1, 16),
+    case("int-literals-beyond-int64-in-max", """
+    T.evaluate(T.max(1, 99999999999999999999999))
+""", "literal 99999999999999999999999 does not fit in int64", L1, 16),
+    case("pow-on-ints", """
+    T.evaluate(T.pow(m, m))
+""", "T.pow needs float operands, got int32", L1, 16),
+    case("select-condition-not-bool", """
+    T.evaluate(T.select(m, x, x))
+""", "the condition of T.select must be bool, got int32", L1, 25),
+    case("min-value-of-bool", """
+    T.evaluate(T.min_value("bool"))
+""", "T.min_value needs a numeric dtype, got bool", L1, 28),
+    case("abs-of-bool", """
+    T.evaluate(T.abs(True))
+""", "T.abs needs a numeric operand, got bool", L1, 22),
+    case("negated-bool", """
+    T.evaluate(-(m < 1))
+""", "unary '-' is not defined on a bool operand", L1, 16),
+    case("evaluate-keyword-typo", """
+    T.evaluate(val=m)
+""", "T.evaluate() got an unexpected keyword argument 'val'", L1, 16),
     # --- Python syntax the language does not have -------------------------------------------
     case("for-loop", """
     for q in range(3):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import random
 import signal
+import time
 import tokenize
 import traceback
 import zlib
@@ -27,10 +28,11 @@ from sparsetir.script.stage2_parser import is_stage2_text
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PACKAGE_DIR = str(Path(sparsetir.__file__).resolve().parent)
-MUTATIONS_PER_SCRIPT = 12
+MUTATIONS_PER_SCRIPT = 16
 PARSE_TIMEOUT_S = 5.0
 GENERATED = random_programs(seed=4242, count=16)
-CORPUS = [pytest.param(p.read_text(), id=str(p.relative_to(SCRIPTS))) for p in sorted(SCRIPTS.glob("**/*.py"))] + [
+FIXTURES = sorted(p for p in SCRIPTS.glob("**/*.py") if not is_stage2_text(p.read_text()))  # stage I
+CORPUS = [pytest.param(p.read_text(), id=str(p.relative_to(SCRIPTS))) for p in FIXTURES] + [
     pytest.param(text, id=f"generated-{k}") for k, text in enumerate(GENERATED)
 ]
 
@@ -118,18 +120,22 @@ class Hang(Exception):
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``Hang`` in this (main) thread after ``seconds``."""
+    """Raise ``Hang`` in this (main) thread after ``seconds``; an outer SIGALRM timer survives."""
 
     def on_alarm(signum, frame):
         raise Hang(f"parse took more than {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_delay:  # re-arm an enclosing timer, e.g. pytest-timeout's, with its time left
+            left = max(outer_delay - (time.monotonic() - start), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
 
 
 def check_mutant(text: str) -> None:
@@ -179,3 +185,18 @@ def test_mutations_change_the_text():
     toks = tokens_of(text)
     for mutator in MUTATORS:
         assert mutator(text, toks, rng) != text, mutator.__name__
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+def test_time_limit_interrupts_a_hang_and_keeps_outer_timers():
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    outer = signal.setitimer(signal.ITIMER_REAL, 100.0)  # e.g. pytest-timeout's own timer
+    try:
+        with pytest.raises(Hang):
+            with time_limit(0.05):
+                while True:
+                    pass
+        assert 90.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, *outer)
+        signal.signal(signal.SIGALRM, previous)

@@ -6,6 +6,9 @@ by hash), and ``print`` is a fixed point: ``print(parse(print(f))) == print(f)``
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 import sparsetir
@@ -21,7 +24,7 @@ def _check_roundtrip(text: str) -> None:
     assert again.script() == printed, f"printing is not a fixed point:\n{printed}\n---\n{again.script()}"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs())
 def test_parse_print_parse_is_identity(text: str):
     _check_roundtrip(text)
@@ -67,3 +70,43 @@ def test_generated_programs_are_varied():
         '"bool"',
     ):
         assert construct in corpus, construct
+
+
+# Valid programs the round trip once got wrong (or the parser once rejected), kept as examples.
+REGRESSION_HEADER = """\
+from sparsetir.script import tir as T
+
+
+@T.prim_func
+def f(a: T.handle, m: T.int32, nnz: T.int32, x: T.float32) -> None:
+"""
+REGRESSIONS = {
+    # Negative and infinite attribute values, and strings that need escapes.
+    "attr-values": '    T.func_attr({"offset": -1, "big": 1e400, "small": -1e400, "text": "a\\nb\\"c\\\\ü", "zero": -0.0, "plus": +2})\n'
+    "    I = T.dense_fixed(m)\n",
+    # -0.0 printed as 0 lost its sign.
+    "negative-zero": "    I = T.dense_fixed(m)\n    T.evaluate(x + -0.0)\n    T.evaluate(T.float32(-0.0))\n",
+    # extra_storage=None is the documented default; spelt out, it was rejected.
+    "extra-storage-none": '    I = T.dense_fixed(m)\n    A = T.match_sparse_buffer(a, (I,), "float32", extra_storage=None)\n',
+    # Keyword arguments of T.cast and T.evaluate.
+    "keyword-arguments": '    I = T.dense_fixed(m)\n    T.evaluate(value=T.cast(value=m, dtype="float32"))\n',
+    # Math on two literals is on floats, as T.exp(1) is.
+    "pow-of-literals": "    I = T.dense_fixed(m)\n    T.evaluate(T.pow(2, 3) + x)\n",
+    # Two untyped literals, one needing int64, unify to int64 whichever side it is on.
+    "int64-literal-pair": "    I = T.dense_fixed(m)\n    T.evaluate(1 + 9223372036854775807)\n",
+}
+
+
+@pytest.mark.parametrize("body", list(REGRESSIONS.values()), ids=list(REGRESSIONS))
+def test_roundtrip_regressions(body: str):
+    _check_roundtrip(REGRESSION_HEADER + body)
+
+
+def test_attr_values_survive_the_roundtrip():
+    func = sparsetir.parse(REGRESSION_HEADER + REGRESSIONS["attr-values"])
+    again = sparsetir.parse(func.script())
+    attrs = dict(again.attrs)
+    assert attrs["offset"] == -1 and attrs["plus"] == 2
+    assert attrs["big"] == math.inf and attrs["small"] == -math.inf
+    assert attrs["text"] == 'a\nb"c\\ü'
+    assert math.copysign(1.0, attrs["zero"]) == -1.0
