@@ -52,9 +52,9 @@ class Schedule:
         return iteration_names(self._func)
 
     def _apply(self, primitive: str, iteration: str, **kwargs: Any) -> None:
-        args = {"iteration": iteration, **{k: _plain(v) for k, v in kwargs.items()}}
-        self._func = STAGE1_PRIMITIVES[primitive](self._func, iteration, **args_for_call(kwargs))
-        self.history.steps.append(Step(primitive, args, 1, self._func.script()))
+        plain = {k: _plain(v) for k, v in kwargs.items()}
+        self._func = STAGE1_PRIMITIVES[primitive](self._func, iteration, **plain)
+        self.history.steps.append(Step(primitive, {"iteration": iteration, **plain}, 1, self._func.script()))
 
     def sparse_reorder(self, iteration: str, order: Sequence[Any]) -> None:
         """Reorder the axes of a sparse iteration (parents stay before their children)."""
@@ -67,11 +67,6 @@ class Schedule:
     def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
         """Set an attribute of a sparse iteration."""
         self._apply("annotate_sparse_iter", iteration, key=key, value=value)
-
-
-def args_for_call(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for a stage-I primitive function (names are accepted for axes)."""
-    return {k: [_plain(x) for x in v] if isinstance(v, list) else v for k, v in kwargs.items()}
 
 
 def replay(func: SparseFunction, history: History) -> SparseFunction:

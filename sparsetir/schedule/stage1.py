@@ -59,7 +59,7 @@ def replace_iteration(
         out = []
         for stmt in stmts:
             if isinstance(stmt, SparseIteration):
-                stmt = rewrite(stmt) if stmt.name == name else _with_body(stmt, walk(stmt.body))
+                stmt = rewrite(stmt) if stmt.name == name else _replace(stmt, body=walk(stmt.body))
             out.append(stmt)
         return out
 
@@ -72,8 +72,11 @@ def replace_iteration(
         raise ScheduleError(f"the schedule step would make an invalid program: {err}") from err
 
 
-def _with_body(it: SparseIteration, body: list[Any]) -> SparseIteration:
-    return SparseIteration(it.name, list(it.axes), it.kinds, list(it.iter_vars), it.init, body, dict(it.attrs), it.span)
+def _replace(it: SparseIteration, **changes: Any) -> SparseIteration:
+    """A copy of ``it`` with some fields changed (py_class nodes are frozen)."""
+    fields = dict(name=it.name, axes=list(it.axes), kinds=it.kinds, iter_vars=list(it.iter_vars), init=it.init, body=list(it.body), attrs=dict(it.attrs), span=it.span)
+    fields.update(changes)
+    return SparseIteration(**fields)
 
 
 def _entry_axes(entry: Any) -> list[Axis]:
@@ -127,10 +130,12 @@ def sparse_reorder(func: SparseFunction, iteration: str, order: Sequence[Any]) -
     new_entries = [by_name[n] for n in wanted]
 
     def rewrite(it: SparseIteration) -> SparseIteration:
-        axes = [e for e, _, _ in new_entries]
-        kinds = "".join(k for _, k, _ in new_entries)
-        iters = [v for _, _, vs in new_entries for v in vs]
-        return SparseIteration(it.name, axes, kinds, iters, it.init, list(it.body), dict(it.attrs), it.span)
+        return _replace(
+            it,
+            axes=[e for e, _, _ in new_entries],
+            kinds="".join(k for _, k, _ in new_entries),
+            iter_vars=[v for _, _, vs in new_entries for v in vs],
+        )
 
     return replace_iteration(func, iteration, rewrite)
 
@@ -167,7 +172,7 @@ def sparse_fuse(func: SparseFunction, iteration: str, axes: Sequence[Any]) -> Sp
     def rewrite(it: SparseIteration) -> SparseIteration:
         fused = FusedAxis(list(chain), None)
         new_axes = [e for e, _, _ in entries[:start]] + [fused] + [e for e, _, _ in entries[start + len(names) :]]
-        return SparseIteration(it.name, new_axes, it.kinds, list(it.iter_vars), it.init, list(it.body), dict(it.attrs), it.span)
+        return _replace(it, axes=new_axes)
 
     return replace_iteration(func, iteration, rewrite)
 
@@ -182,7 +187,7 @@ def annotate_sparse_iter(func: SparseFunction, iteration: str, key: str, value: 
     def rewrite(it: SparseIteration) -> SparseIteration:
         attrs = dict(it.attrs)
         attrs[key] = value
-        return SparseIteration(it.name, list(it.axes), it.kinds, list(it.iter_vars), it.init, list(it.body), attrs, it.span)
+        return _replace(it, attrs=attrs)
 
     return replace_iteration(func, iteration, rewrite)
 
