@@ -26,6 +26,7 @@ from .ir import (
 from .script import parse, parse_file
 from .ir.stage2 import Stage2Function
 from .transforms import lower_sparse_buffer, lower_sparse_iter
+from .driver import build
 
 __all__ = [
     "ArgumentError",
@@ -39,6 +40,7 @@ __all__ = [
     "VerifyError",
     "__version__",
     "assert_structural_equal",
+    "build",
     "lower_sparse_buffer",
     "lower_sparse_iter",
     "parse",

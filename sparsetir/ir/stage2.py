@@ -20,6 +20,8 @@ AXES_ATTR = "sparsetir.axes"
 BUFFERS_ATTR = "sparsetir.buffers"
 PARAMS_ATTR = "sparsetir.param_names"
 SPANS_ATTR = "sparsetir.spans"
+#: names of the sparse axes whose coordinates the kernel binary-searches (they must be sorted)
+SEARCHED_ATTR = "sparsetir.searched_axes"
 
 VALUE = "value"
 INDPTR = "indptr"

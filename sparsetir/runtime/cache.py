@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ..ir.stage2 import SPANS_ATTR
 from .._tvm import structural_equal, structural_hash, tirx, tvm
 
 
@@ -41,9 +42,10 @@ class KernelCache:
         compile_fn: Callable[["tirx.PrimFunc", "tvm.target.Target"], Compiled],
     ) -> Compiled:
         """The cached compilation of ``func`` for ``target``, compiling it on a miss."""
-        key = (structural_hash(func, map_free_vars=True), str(target))
+        keyed = _without_trace(func)
+        key = (structural_hash(keyed, map_free_vars=True), str(target))
         with self._lock:
-            found = self._find(key, func)
+            found = self._find(key, keyed)
             if found is not None:
                 self.hits += 1
                 return found
@@ -62,9 +64,15 @@ class KernelCache:
 
     def _find(self, key: tuple[int, str], func: "tirx.PrimFunc") -> Optional[Compiled]:
         for entry in self._entries.get(key, []):
-            if structural_equal(entry.func, func, map_free_vars=True):
+            if structural_equal(_without_trace(entry.func), func, map_free_vars=True):
                 return entry
         return None
+
+
+def _without_trace(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
+    """``func`` without its source-line table: the same program read from another file is a hit."""
+    attrs = func.attrs
+    return func.without_attr(SPANS_ATTR) if attrs is not None and SPANS_ATTR in attrs else func
 
 
 default_cache = KernelCache()

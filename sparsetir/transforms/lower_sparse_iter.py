@@ -46,6 +46,7 @@ from ..ir.stage2 import (
     ALLOCATED,
     INDICES,
     INDPTR,
+    SEARCHED_ATTR,
     SPANS_ATTR,
     STAGE_II_LEVEL,
     VALUE,
@@ -215,6 +216,7 @@ class _Lowering:
     def __init__(self, func: SparseFunction):
         self.f = func
         self.span_table: dict[str, list[str]] = {}
+        self.searched_axes: list[str] = []
         self.all_buffers: list[Var] = []
         self.sb2: dict[Any, Stage2Buffer] = {}  # stage-I buffer var -> stage-II metadata
         self.axes2: dict[str, Axis] = {}  # stage-I axis name -> stage-II axis
@@ -333,6 +335,8 @@ class _Lowering:
             prim = prim.with_attr(key, value)
         prim = prim.with_attr("s_tir", True)
         prim = prim.with_attr(SPANS_ATTR, {k: list(v) for k, v in self.span_table.items()})
+        if self.searched_axes:
+            prim = prim.with_attr(SEARCHED_ATTR, list(self.searched_axes))
         return Stage2Function(prim, self.axes_out, self.metadata, [p.name for p in self.f.params])
 
     def lower_stmt(self, stmt: Any, env: dict, allocs: list) -> Any:
@@ -591,6 +595,8 @@ class _Lowering:
             return tirx.BufferLoad(indices, row + [mid])
 
         if axis.sorted:
+            if axis.name not in self.searched_axes:
+                self.searched_axes.append(axis.name)
             go_right = lambda mid: key_at(mid) < coord  # noqa: E731
         else:
             raise LoweringError(f"looking a coordinate up in unsorted axis '{axis.name}' is not supported")

@@ -1,0 +1,99 @@
+"""``sparsetir.build``: from any stage to a callable kernel.
+
+A stage-I ``SparseFunction`` is lowered to stage II, a stage-II function (plain or scheduled) to
+stage III, and the stage-III ``PrimFunc`` is compiled by TVM (``runtime.build_stage3``). The
+sparse axes known at stage I/II become the structure checks the kernel runs on its arguments.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, Sequence
+
+from ._tvm import tirx
+from .ir.function import SparseFunction
+from .ir.stage2 import AXES_ATTR, SEARCHED_ATTR, Stage2Function
+from .runtime.build import build_stage3
+from .runtime.cache import KernelCache
+from .runtime.constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf, constraints_from_axes
+from .runtime.kernel import Kernel
+from .runtime.target import TargetLike
+from .transforms.lower_sparse_buffer import lower_sparse_buffer
+from .transforms.lower_sparse_iter import lower_sparse_iter
+
+
+def build(
+    func: Any,
+    target: TargetLike = "llvm",
+    *,
+    name: Optional[str] = None,
+    constraints: Optional[Sequence[Constraint]] = None,
+    cache: Optional[KernelCache] = None,
+) -> Kernel:
+    """Lower what is left of ``func`` and compile it for ``target`` (``"llvm"``: the host CPU).
+
+    ``func`` is a stage-I ``SparseFunction``, a ``Stage2Function`` (or a stage-II ``PrimFunc``
+    carrying its metadata, as ``sch.mod["main"]``), a ``sparsetir.Schedule`` (its current
+    program), or a stage-III ``PrimFunc``. A stage-III function has no sparse axes left, so its
+    structure checks come from ``constraints`` (none by default).
+
+    The result is cached by the program's structure: building the same program again is
+    instant. Shapes and nnz stay symbolic, so one kernel serves every matrix.
+    """
+    func = _unwrap(func)
+    checks: Optional[list[Constraint]] = None
+    if isinstance(func, SparseFunction):
+        func = lower_sparse_iter(func)
+    if isinstance(func, Stage2Function):
+        checks = constraints_of(func)
+        func = lower_sparse_buffer(func)
+    if not isinstance(func, tirx.PrimFunc):
+        raise TypeError(
+            "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
+            f"tvm.tirx.PrimFunc, got {type(func).__name__}"
+        )
+    if constraints is not None:
+        checks = list(constraints)
+    return build_stage3(func, checks or [], target=target, name=name, cache=cache)
+
+
+def constraints_of(func: Stage2Function) -> list[Constraint]:
+    """The argument checks a stage-II function's sparse axes imply."""
+    attrs = func.prim.attrs
+    searched = {str(a) for a in attrs[SEARCHED_ATTR]} if attrs is not None and SEARCHED_ATTR in attrs else set()
+    # Stage II names the structure arrays after their axes (J_indptr); the kernel's parameters
+    # keep the script's names (indptr), which is what a caller passes and errors must say.
+    renames = {p.name: name for p, name in zip(func.prim.params, func.param_names)}
+    return [_renamed(c, renames) for c in constraints_from_axes(list(func.axes), searched)]
+
+
+def _renamed(value: Any, renames: dict[str, str]) -> Any:
+    if isinstance(value, LastOf):
+        return LastOf(renames.get(value.array, value.array))
+    if isinstance(value, tuple):
+        return tuple(_renamed(v, renames) for v in value)
+    if isinstance(value, (IndptrConstraint, IndicesConstraint)):
+        changes = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if f.name in ("array", "row_indptr") and isinstance(v, str):
+                changes[f.name] = renames.get(v, v)
+            elif isinstance(v, (tuple, LastOf)):
+                changes[f.name] = _renamed(v, renames)
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+def _unwrap(func: Any) -> Any:
+    # A Schedule (sparsetir's or TVM's) builds its current program.
+    current = getattr(func, "func", None)
+    if current is not None and not isinstance(func, Stage2Function):
+        func = current
+    mod = getattr(func, "mod", None)
+    if mod is not None and not isinstance(func, (tirx.PrimFunc, Stage2Function, SparseFunction)):
+        func = mod
+    if hasattr(func, "functions") and not isinstance(func, tirx.PrimFunc):
+        func = func["main"] if "main" in [str(g.name_hint) for g in func.functions] else list(func.functions.values())[0]
+    if isinstance(func, tirx.PrimFunc) and func.attrs is not None and AXES_ATTR in func.attrs:
+        return Stage2Function.from_func(func)
+    return func
