@@ -8,12 +8,13 @@ keeps the attribute. ``annotate`` uses it to tag each printed stage-II/III line.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from .._tvm import SequentialSpan, Span
 
 SPANS_ATTR = "sparsetir.spans"
 _BLOCK = re.compile(r"""T\.s?block\(\s*["']([^"']+)["']""")
+_ALLOC = re.compile(r"^\s*(\w+) = T\.(?:sblock_)?alloc_buffer\(")
 
 
 def span_locations(span: Any) -> list[tuple[str, int]]:
@@ -52,11 +53,21 @@ def _lookup(table: dict[str, list[str]], block: str) -> list[str]:
     return []
 
 
-def annotate(text: str, func: Any) -> str:
+def _owner(table: dict[str, list[str]], buffer: str) -> list[str]:
+    """Lines of a root allocation: its own entry, else the block whose name prefixes it."""
+    if buffer in table:
+        return table[buffer]
+    owners = [k for k in table if buffer.startswith(k + "_")]
+    return table[max(owners, key=len)] if owners else []
+
+
+def annotate(text: str, func: Any, home: Optional[str] = None) -> str:
     """Append ``# <- file:line`` to each line of a printed stage-II/III function.
 
-    A block line and every line inside it get the block's script lines; a loop line gets the
-    lines of the first block below it.
+    A block line and every line inside it get the block's script lines (the lines of a
+    ``T.init()`` body get the init's own, when recorded); a loop line gets the lines of the
+    first block below it. Locations in ``home`` (the script being shown) print as bare line
+    numbers: ``# <- lines 26, 29``.
     """
     table = span_table(func)
     lines = text.splitlines()
@@ -78,7 +89,24 @@ def annotate(text: str, func: Any) -> str:
                 if m2:
                     where = _lookup(table, m2.group(1))
                     break
+        elif stripped.startswith("with T.init()") and stack:
+            stack.append((indent, stack[-1][1] + "_init"))
+            where = _lookup(table, stack[-1][1])
         elif stack and stripped and not stripped.startswith("#"):
             where = _lookup(table, stack[-1][1])
-        out.append(f"{line}  # <- {', '.join(where)}" if where else line)
+        elif _ALLOC.match(line):
+            where = _owner(table, _ALLOC.match(line).group(1))
+        out.append(f"{line}  # <- {_where_text(where, home)}" if where else line)
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _where_text(where: list[str], home: Optional[str]) -> str:
+    if home is None:
+        return ", ".join(where)
+    prefix = home + ":"
+    local = [w[len(prefix) :] for w in where if w.startswith(prefix)]
+    other = [w for w in where if not w.startswith(prefix)]
+    parts = []
+    if local:
+        parts.append(("line " if len(local) == 1 else "lines ") + ", ".join(local))
+    return ", ".join(parts + other)

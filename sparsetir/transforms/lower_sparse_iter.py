@@ -314,6 +314,8 @@ class _Lowering:
             buf = tirx.decl_buffer(dims, sb.dtype, name=sb.name, layout=None)
         axes = [self.axes2[a.name] for a in sb.axes]
         role = ALLOCATED if sb.handle is None else VALUE
+        if role == ALLOCATED and sb.span is not None:
+            self.span_table[sb.name] = _span_text(sb.span)
         handle = sb.handle.name if sb.handle is not None else ""
         self.sb2[sb.buffer] = Stage2Buffer(buf, axes, handle, sb.extra_storage, role, sb.span)
         return buf
@@ -700,6 +702,7 @@ class _Lowering:
         for s in level.searches:
             by_depth.setdefault(s.depth, []).append(self._search_block(s, loops, bufs))
             self.span_table[s.name] = _span_text(s.span) or _span_text(span)
+            self.span_table[s.out.name] = self.span_table[s.name]
         for d in range(len(loops), 0, -1):
             stmt = _seq(by_depth.get(d, []) + [stmt])
             lp = loops[d - 1]
