@@ -13,7 +13,17 @@ from typing import Optional
 
 from .._tvm import Schedule
 
-__all__ = ["schedule_spmm_cpu", "schedule_sddmm_cpu", "spmm_register_tile"]
+__all__ = [
+    "schedule_bsr_spmm",
+    "schedule_ell_spmm",
+    "schedule_rows_parallel",
+    "schedule_sddmm",
+    "schedule_sddmm_cpu",
+    "schedule_spmm",
+    "schedule_spmm_cpu",
+    "spmm_register_tile",
+    "vector_width_for",
+]
 
 
 def spmm_register_tile(feat: int, vector_width: int = 8, max_vectors: int = 8) -> int:
@@ -102,3 +112,56 @@ def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int 
     sch.unroll(sch.get_loops(block1)[-1])
     sch.decompose_reduction(rf, sch.get_loops(rf)[-2])
     sch.decompose_reduction(block1, sch.get_loops(block1)[-1])
+
+
+def vector_width_for(feat: int, lanes: int) -> int:
+    """The widest power-of-two vector width up to ``lanes`` that divides ``feat`` (1: scalar)."""
+    width = lanes
+    while width > 1 and feat % width:
+        width //= 2
+    return width
+
+
+def schedule_rows_parallel(sch: Schedule, block0: str) -> None:
+    """Run the outermost loop above ``block0`` (rows or row chunks) in parallel."""
+    sch.parallel(sch.get_loops(block0)[0])
+
+
+def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
+                  max_vectors: int = 8, cache_write: bool = False) -> None:
+    """``schedule_spmm_cpu`` with the widest vector width that divides ``feat``.
+
+    A width with no vector lanes (odd ``feat``) keeps the loop order and only parallelises.
+    """
+    width = vector_width_for(feat, lanes)
+    if width == 1:
+        schedule_rows_parallel(sch, block0)
+        return
+    schedule_spmm_cpu(sch, block0, block1, feat, vector_width=width, max_vectors=max_vectors,
+                      cache_write=cache_write)
+
+
+def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
+    """CSR SDDMM: row chunks in parallel."""
+    schedule_rows_parallel(sch, block0)
+
+
+def schedule_bsr_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
+    """BSR SpMM: block rows in parallel."""
+    schedule_rows_parallel(sch, block0)
+
+
+def schedule_ell_spmm(sch: Schedule, block: str, feat: int, lanes: int = 16, max_vectors: int = 8) -> None:
+    """ELL SpMM (one block over ``i, j, k``; ``j`` has a fixed extent): rows in parallel, the
+    feature axis register-tiled and vectorized as in ``schedule_spmm_cpu``."""
+    i, j, k = sch.get_loops(block)[-3:]
+    width = vector_width_for(feat, lanes)
+    if width > 1:
+        tile = spmm_register_tile(feat, width, max_vectors)
+        ko, ku, kv = sch.split(k, [None, tile, width], disable_predication=True)
+        sch.reorder(ko, j, ku, kv)
+        sch.vectorize(kv)
+        sch.unroll(ku)
+    sch.parallel(i)
+    if width > 1:
+        sch.decompose_reduction(block, j)

@@ -1,0 +1,273 @@
+"""``sparsetir.ops``: ready-made fast CPU sparse kernels with a SciPy/torch-style interface.
+
+Every operation is a SparseTIR stage-I script (``scripts.py``) lowered, scheduled and compiled
+by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
+
+- ``spmm(A, X)``: ``A @ X`` for CSR ``A`` (scipy or torch) and dense ``X`` (numpy or torch).
+- ``sddmm(A, X, Y)``: ``A[i, j] * dot(X[i], Y[j])`` on ``A``'s pattern, as a CSR like ``A``.
+- ``spmv(A, x)``: ``A @ x`` for a vector ``x``.
+- ``segment_sum(values, offsets)``: sums of consecutive segments of ``values``.
+- ``bsr_spmm(A, X)``: ``A @ X`` for a scipy BSR ``A``.
+- ``ell_spmm(indices, values, X)``: ``A @ X`` for ``A`` in ELL form.
+- ``softmax(A)``: row-wise softmax over the stored entries of CSR ``A``.
+
+Compilation happens once per configuration (operation, dtype, feature width, block shape) and
+is cached for the process; per-matrix preparation (structure validation, int32 indices,
+nnz-balanced partition points) is cached per matrix object (see ``inputs.py``). Inputs are
+never modified. Bad input raises ``sparsetir.ArgumentError`` (a ``ValueError``) naming the
+argument and the problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..runtime.target import num_threads
+from ..runtime.validate import prepare_unchecked
+from .inputs import (
+    VALUE_DTYPES,
+    CsrInput,
+    PreparedCache,
+    aligned_empty,
+    as_int32,
+    check_structure,
+    dense_operand,
+    fail,
+    is_torch_tensor,
+    prepare_csr,
+    row_partition,
+    torch_module,
+)
+from .kernels import KernelKey, KernelLibrary, vector_lanes
+
+__all__ = [
+    "bsr_spmm",
+    "ell_spmm",
+    "forget",
+    "library",
+    "prepared",
+    "sddmm",
+    "segment_sum",
+    "softmax",
+    "spmm",
+    "spmv",
+]
+
+#: The compiled kernels of this process (one per configuration).
+library = KernelLibrary()
+#: Per-matrix preparations (validation, int32 indices, partition points).
+prepared = PreparedCache()
+
+
+def forget(A: Any) -> None:
+    """Drop the cached preparation of ``A`` (needed only after editing its index arrays in place)."""
+    prepared.forget(A)
+
+
+def _parts() -> int:
+    return max(num_threads(), 1)
+
+
+def _csr(what: str, A: Any) -> CsrInput:
+    return prepared.get("csr", A, lambda: prepare_csr(what, A, _parts()))
+
+
+def _run(key: KernelKey, *args: Any) -> None:
+    kernel = library.get(key)
+    kernel.compiled.entry(*prepare_unchecked(kernel.signature, args))
+
+
+def _empty(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
+    out = aligned_empty(shape, dtype)
+    return torch_module().from_numpy(out) if like_torch else out
+
+
+def _zeros(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
+    out = _empty(shape, dtype, like_torch)
+    out[...] = 0
+    return out
+
+
+def spmm(A: Any, X: Any) -> Any:
+    """``A @ X``: CSR ``A`` (scipy, or torch sparse CSR) times dense 2-D ``X`` (numpy or torch).
+
+    Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
+    ``X`` must have the same dtype (float32 or float64).
+    """
+    a = _csr("spmm: A", A)
+    X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
+    m, n = a.shape
+    feat = int(X.shape[1])
+    C = _empty((m, feat), a.dtype, is_torch_tensor(X))
+    if m == 0 or feat == 0:
+        C[...] = 0
+        return C
+    _run(KernelKey("spmm", a.dtype, feat), a.data, X, C, a.indptr, a.indices, m, n, a.nnz,
+         a.part, a.part.shape[0] - 1)
+    return C
+
+
+def sddmm(A: Any, X: Any, Y: Any) -> Any:
+    """``A[i, j] * dot(X[i, :], Y[j, :])`` on the stored entries of CSR ``A``.
+
+    ``X`` is ``(m, k)`` and ``Y`` is ``(n, k)`` for an ``(m, n)`` matrix ``A``. The result has
+    ``A``'s pattern and kind (scipy CSR or torch sparse CSR) and owns its index arrays.
+    """
+    a = _csr("sddmm: A", A)
+    m, n = a.shape
+    X = dense_operand("sddmm: X", X, a.dtype, m)
+    Y = dense_operand("sddmm: Y", Y, a.dtype, n)
+    if X.shape[1] != Y.shape[1]:
+        fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
+    feat = int(X.shape[1])
+    out = aligned_empty((a.nnz,), a.dtype)
+    if a.nnz and feat:
+        _run(KernelKey("sddmm", a.dtype, feat), a.data, X, Y, out, a.indptr, a.indices, m, n, a.nnz,
+             a.part, a.part.shape[0] - 1)
+    else:
+        out[...] = 0
+    return _same_pattern(a, out)
+
+
+def _same_pattern(a: CsrInput, values: np.ndarray) -> Any:
+    """A CSR matrix of ``a``'s kind with ``a``'s pattern (copied index arrays) and ``values``."""
+    if a.is_torch:
+        torch = torch_module()
+        A = a.original
+        return torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
+                                       torch.from_numpy(values), size=tuple(A.shape))
+    import scipy.sparse as sp
+
+    A = a.original
+    return sp.csr_matrix((values, A.indices.copy(), A.indptr.copy()), shape=A.shape)
+
+
+def spmv(A: Any, x: Any) -> Any:
+    """``A @ x`` for CSR ``A`` and a dense vector ``x`` (numpy or torch), same kind as ``x``."""
+    a = _csr("spmv: A", A)
+    x = dense_operand("spmv: x", x, a.dtype, a.shape[1], ndim=1)
+    m, n = a.shape
+    y = _empty((m,), a.dtype, is_torch_tensor(x))
+    if m == 0:
+        return y
+    _run(KernelKey("spmv", a.dtype), a.data, x, y, a.indptr, a.indices, m, n, a.nnz, a.part, a.part.shape[0] - 1)
+    return y
+
+
+def segment_sum(values: Any, offsets: Any) -> Any:
+    """Sums of segments: ``out[i] = values[offsets[i]:offsets[i + 1]].sum(axis=0)``.
+
+    ``values`` is 1-D ``(nnz,)`` or 2-D ``(nnz, k)`` (numpy or torch), ``offsets`` an integer
+    array of ``segments + 1`` non-decreasing entries from 0 to ``nnz`` (like a CSR ``indptr``;
+    the ``torch_scatter.segment_sum_csr`` convention). Empty segments sum to 0. Returns
+    ``(segments,)`` or ``(segments, k)`` of the same kind as ``values``. ``offsets`` is
+    validated on every call (O(segments)).
+    """
+    torch_kind = is_torch_tensor(values)
+    dtype = str(values.dtype).removeprefix("torch.") if hasattr(values, "dtype") else None
+    if dtype not in VALUE_DTYPES:
+        fail("segment_sum: values", f"must be float32 or float64, got {dtype or type(values).__name__}")
+    ndim = values.dim() if torch_kind else getattr(values, "ndim", 0)
+    if ndim not in (1, 2):
+        fail("segment_sum: values", f"expected a 1-D or 2-D array, got shape {tuple(values.shape)}")
+    values = dense_operand("segment_sum: values", values, dtype, None, ndim=ndim)
+    offs = offsets.detach().cpu().numpy() if is_torch_tensor(offsets) else np.asarray(offsets)
+    offs = as_int32("segment_sum: offsets", "offsets", offs)
+    if offs.ndim != 1 or offs.shape[0] < 1:
+        fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
+    nnz = int(values.shape[0])
+    segments = offs.shape[0] - 1
+    check_structure("segment_sum: offsets", offs, np.zeros(nnz, np.int32), segments, 1, nnz)
+    feat = int(values.shape[1]) if ndim == 2 else 1
+    out = _empty((segments, feat) if ndim == 2 else (segments,), dtype, torch_kind)
+    if segments == 0 or feat == 0:
+        return out
+    flat_in = values.reshape(nnz, feat)
+    flat_out = out.reshape(segments, feat)
+    max_len = int(np.diff(offs).max())
+    part = row_partition(offs, _parts())
+    _run(KernelKey("segment_sum", dtype, feat), flat_in, flat_out, offs, segments, max_len, nnz, part, part.shape[0] - 1)
+    return out
+
+
+def bsr_spmm(A: Any, X: Any) -> Any:
+    """``A @ X`` for a ``scipy.sparse`` BSR matrix ``A`` (any block shape) and dense ``X``."""
+    what = "bsr_spmm: A"
+    if getattr(A, "format", None) != "bsr":
+        fail(what, f"expected a scipy.sparse BSR matrix, got {getattr(A, 'format', type(A).__name__)}; use .tobsr()")
+    a = prepared.get("bsr", A, lambda: _prepare_bsr(what, A))
+    data, indptr, indices, (br, bc) = a
+    m, n = A.shape
+    X = dense_operand("bsr_spmm: X", X, str(data.dtype), n)
+    feat = int(X.shape[1])
+    C = _empty((m, feat), str(data.dtype), is_torch_tensor(X))
+    if m == 0 or feat == 0:
+        C[...] = 0
+        return C
+    _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), data, X, C, indptr, indices,
+         m // br, n // bc, data.shape[0])
+    return C
+
+
+def _prepare_bsr(what: str, A: Any) -> tuple:
+    data = np.ascontiguousarray(A.data)
+    if str(data.dtype) not in VALUE_DTYPES:
+        fail(what, f"values must be float32 or float64, got {data.dtype}")
+    br, bc = (int(b) for b in A.blocksize)
+    m, n = A.shape
+    indptr = as_int32(what, "indptr", np.asarray(A.indptr))
+    indices = as_int32(what, "indices", np.asarray(A.indices))
+    if data.ndim != 3 or data.shape[1:] != (br, bc):
+        fail(what, f"data must have shape (nnz_blocks, {br}, {bc}), got {data.shape}")
+    check_structure(what, indptr, indices, m // br, n // bc, data.shape[0])
+    return data, indptr, indices, (br, bc)
+
+
+def ell_spmm(indices: Any, values: Any, X: Any) -> Any:
+    """``A @ X`` for ``A`` in ELL form: row ``i`` stores ``values[i, t]`` at column ``indices[i, t]``.
+
+    ``indices`` and ``values`` are ``(m, width)`` (pad short rows with value 0 at any valid
+    column); ``A`` has ``X.shape[0]`` columns. Returns ``(m, X.shape[1])``, the same kind as
+    ``X``. The indices are validated on every call (O(m * width)).
+    """
+    vals = values.detach().numpy() if is_torch_tensor(values) else np.asarray(values)
+    if str(vals.dtype) not in VALUE_DTYPES:
+        fail("ell_spmm: values", f"must be float32 or float64, got {vals.dtype}")
+    idx = indices.detach().cpu().numpy() if is_torch_tensor(indices) else np.asarray(indices)
+    if vals.ndim != 2:
+        fail("ell_spmm: values", f"expected a 2-D (rows, width) array, got shape {vals.shape}")
+    if idx.shape != vals.shape:
+        fail("ell_spmm: indices", f"shape {idx.shape} does not match values' shape {vals.shape}")
+    idx = as_int32("ell_spmm: indices", "indices", idx)
+    dtype = str(vals.dtype)
+    if not is_torch_tensor(X) and not isinstance(X, np.ndarray):
+        fail("ell_spmm: X", f"expected a numpy array or torch tensor, got {type(X).__name__}")
+    n = int(X.shape[0]) if len(X.shape) else 0
+    X = dense_operand("ell_spmm: X", X, dtype, None)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+        fail("ell_spmm: indices", f"column index {bad} is out of range for X with {n} rows")
+    m, width = vals.shape
+    feat = int(X.shape[1])
+    C = _empty((m, feat), dtype, is_torch_tensor(X))
+    if m == 0 or feat == 0 or width == 0:
+        C[...] = 0
+        return C
+    _run(KernelKey("ell_spmm", dtype, feat), np.ascontiguousarray(vals), X, C, idx.reshape(-1), m, n, width)
+    return C
+
+
+def softmax(A: Any) -> Any:
+    """Row-wise softmax over the stored entries of CSR ``A`` (entries not stored take no part).
+
+    Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
+    """
+    a = _csr("softmax: A", A)
+    out = aligned_empty((a.nnz,), a.dtype)
+    m, n = a.shape
+    if a.nnz:
+        _run(KernelKey("softmax", a.dtype), a.data, out, a.indptr, a.indices, m, n, a.nnz, a.part, a.part.shape[0] - 1)
+    return _same_pattern(a, out)

@@ -1,0 +1,250 @@
+"""Checking and preparing the arguments of ``sparsetir.ops``.
+
+A sparse matrix is checked and prepared once: its structure is validated (O(nnz)), index
+arrays are converted to int32 when needed, and nnz-balanced row partition points are computed.
+The result is cached per matrix object in a ``PreparedCache``, keyed by a weak reference to
+the matrix plus the data pointers, shapes and dtypes of its arrays: replacing an array of the
+matrix (``A.indices = ...``) or passing a different matrix prepares again, and the entry goes
+away with the matrix. Modifying a matrix's index arrays *in place* after a call is not
+detected; call ``sparsetir.ops.forget(A)`` after doing so.
+
+Dense operands are checked on every call (O(1): dtype, rank, shape), never modified; a
+non-contiguous one is copied.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+VALUE_DTYPES = ("float32", "float64")
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def torch_module() -> Any:
+    """The torch module when it is already imported (ops never import it themselves)."""
+    return sys.modules.get("torch")
+
+
+def is_torch_tensor(value: Any) -> bool:
+    """Whether ``value`` is a torch tensor."""
+    torch = torch_module()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary.
+
+    Vector loads and stores of a row then do not straddle cache lines.
+    """
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape)) if shape else 1
+    raw = np.empty(count * dtype.itemsize + align, np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def aligned_torch_empty(shape: tuple[int, ...], dtype: str) -> Any:
+    """A torch tensor over ``aligned_empty`` memory."""
+    return torch_module().from_numpy(aligned_empty(shape, dtype))
+
+
+@dataclass(frozen=True)
+class CsrInput:
+    """A CSR matrix ready for the kernels: int32 structure, contiguous values, partition points."""
+
+    data: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    shape: tuple[int, int]
+    dtype: str
+    part: np.ndarray
+    is_torch: bool
+    original: Any
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.data.shape[0])
+
+
+def fail(what: str, message: str) -> None:
+    """Raise ``ArgumentError`` about the argument ``what``."""
+    raise ArgumentError(f"{what}: {message}")
+
+
+def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
+    """``parts + 1`` row boundaries splitting the rows into chunks of equal nonzeros + rows.
+
+    Each row costs its nonzeros plus one (its output row is written even when it is empty).
+    """
+    m = indptr.shape[0] - 1
+    cost = indptr.astype(np.float64) + np.arange(m + 1)
+    goals = cost[-1] * np.arange(parts + 1) / parts
+    part = np.searchsorted(cost, goals, side="left").astype(np.int32)
+    part[0], part[-1] = 0, m
+    return np.maximum.accumulate(part).astype(np.int32)
+
+
+def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
+    """Validate CSR-like structure arrays, naming the first problem."""
+    if indptr.ndim != 1 or indptr.shape[0] != rows + 1:
+        fail(what, f"indptr must have shape ({rows + 1},) for {rows} rows, got {indptr.shape}")
+    if indices.ndim != 1 or indices.shape[0] != nnz:
+        fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
+    if indptr[0] != 0:
+        fail(what, f"indptr[0] must be 0, got {int(indptr[0])}")
+    if indptr[-1] != nnz:
+        fail(what, f"indptr[-1] must equal the number of stored values {nnz}, got {int(indptr[-1])}")
+    if rows and (np.diff(indptr) < 0).any():
+        bad = int(np.argmax(np.diff(indptr) < 0))
+        fail(what, f"indptr must be non-decreasing, but indptr[{bad}] = {int(indptr[bad])} > "
+                   f"indptr[{bad + 1}] = {int(indptr[bad + 1])}")
+    if nnz:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= cols:
+            bad = low if low < 0 else high
+            fail(what, f"column index {bad} is out of range for {cols} columns")
+
+
+def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
+    """``array`` as a contiguous int32 array (a copy when it is another integer type)."""
+    if array.dtype.kind not in "iu":
+        fail(what, f"{name} must be an integer array, got dtype {array.dtype}")
+    if array.dtype != np.int32:
+        if array.size and (array.max() > _INT32_MAX or array.min() < 0):
+            fail(what, f"{name} has values that do not fit in int32")
+        array = array.astype(np.int32)
+    return np.ascontiguousarray(array)
+
+
+def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int], bool]:
+    """(data, indptr, indices, shape, is_torch) of a scipy CSR matrix or a torch sparse CSR tensor."""
+    if is_torch_tensor(A):
+        torch = torch_module()
+        if A.layout != torch.sparse_csr:
+            fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
+        if A.device.type != "cpu":
+            fail(what, f"is on {A.device}; sparsetir.ops runs on the CPU")
+        if A.dim() != 2:
+            fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
+        A = A.detach()
+        data = A.values()
+        if data.dtype in (torch.float32, torch.float64):
+            data = data.numpy()
+        return data, A.crow_indices().numpy(), A.col_indices().numpy(), tuple(A.shape), True
+    fmt = getattr(A, "format", None)
+    if fmt != "csr" or not hasattr(A, "indptr"):
+        kind = f"scipy.sparse '{fmt}' matrix" if fmt is not None else type(A).__name__
+        fail(what, f"expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got {kind}; convert it with .tocsr()")
+    return A.data, A.indptr, A.indices, tuple(A.shape), False
+
+
+def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
+    """Check ``A`` and build its ``CsrInput`` (no caching; see ``PreparedCache``)."""
+    data, indptr, indices, shape, torch_kind = _csr_arrays(what, A)
+    if not isinstance(data, np.ndarray) or str(data.dtype) not in VALUE_DTYPES:
+        dtype = getattr(data, "dtype", type(data).__name__)
+        fail(what, f"values must be float32 or float64, got {dtype}")
+    m, n = shape
+    if max(m, n, data.shape[0]) > _INT32_MAX:
+        fail(what, f"shape {shape} with {data.shape[0]} stored values exceeds the int32 index range")
+    if data.ndim != 1:
+        fail(what, f"values must be 1-D, got shape {data.shape}")
+    indptr = as_int32(what, "indptr", np.asarray(indptr))
+    indices = as_int32(what, "indices", np.asarray(indices))
+    check_structure(what, indptr, indices, m, n, data.shape[0])
+    data = np.ascontiguousarray(data)
+    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind, A)
+
+
+def _fingerprint(A: Any) -> tuple:
+    """Identity of the arrays inside ``A`` (pointers, shapes, dtypes): changes when one is replaced."""
+    if is_torch_tensor(A):
+        parts = (A.crow_indices(), A.col_indices(), A.values())
+        return tuple((t.data_ptr(), tuple(t.shape), str(t.dtype)) for t in parts) + (tuple(A.shape),)
+    arrays = [getattr(A, name, None) for name in ("data", "indptr", "indices")]
+    keys = []
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            keys.append((a.__array_interface__["data"][0], a.shape, a.strides, str(a.dtype)))
+        else:
+            keys.append(id(a))
+    return tuple(keys) + (tuple(getattr(A, "shape", ())), getattr(A, "blocksize", None))
+
+
+class PreparedCache:
+    """Per-matrix preparations, keyed by a weak reference to the matrix and its arrays' identity."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, int], tuple[Any, tuple, Any]] = {}
+        self._lock = threading.Lock()
+        self.preparations = 0
+
+    def get(self, kind: str, A: Any, make: Callable[[], Any]) -> Any:
+        """The cached preparation of ``A`` for ``kind``, made with ``make()`` when missing or stale."""
+        key = (kind, id(A))
+        fingerprint = _fingerprint(A)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0]() is A and entry[1] == fingerprint:
+            return entry[2]
+        prepared = make()
+        try:
+            ref = weakref.ref(A, lambda _r, key=key: self._drop(key, _r))
+        except TypeError:  # not weak-referenceable: do not cache
+            return prepared
+        with self._lock:
+            self._entries[key] = (ref, fingerprint, prepared)
+            self.preparations += 1
+        return prepared
+
+    def forget(self, A: Any) -> None:
+        """Drop every cached preparation of ``A``."""
+        with self._lock:
+            for key in [k for k in self._entries if k[1] == id(A)]:
+                del self._entries[key]
+
+    def clear(self) -> None:
+        """Drop everything."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _drop(self, key: tuple[str, int], ref: Any) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
+
+
+def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int = 2) -> Any:
+    """``X`` checked (dtype, rank, rows) and made C-contiguous; numpy or torch as given."""
+    if is_torch_tensor(X):
+        if X.layout != torch_module().strided:
+            fail(what, f"expected a dense tensor, got layout {X.layout}")
+        if X.device.type != "cpu":
+            fail(what, f"is on {X.device}; sparsetir.ops runs on the CPU")
+        got = str(X.dtype).removeprefix("torch.")
+        shape = tuple(X.shape)
+    elif isinstance(X, np.ndarray):
+        got, shape = str(X.dtype), X.shape
+    else:
+        fail(what, f"expected a numpy array or torch tensor, got {type(X).__name__}")
+    if len(shape) != ndim:
+        fail(what, f"expected a {ndim}-D array, got shape {tuple(shape)}")
+    if got != dtype:
+        fail(what, f"dtype {got} does not match the sparse matrix's dtype {dtype}; convert one of them")
+    if rows is not None and shape[0] != rows:
+        fail(what, f"expected {rows} rows to match the sparse matrix, got shape {tuple(shape)}")
+    if is_torch_tensor(X):
+        return X.detach().contiguous()
+    return np.ascontiguousarray(X)

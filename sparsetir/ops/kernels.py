@@ -1,0 +1,134 @@
+"""Building the scheduled kernels of ``sparsetir.ops``, once per configuration.
+
+Every kernel goes the normal way: a stage-I script (``scripts.py``) is lowered to stage II,
+its row loop is split into nnz-balanced chunks (``partition_rows``), the stage-II function is
+scheduled with TVM's ``s_tir.Schedule`` (``sparsetir/schedule/cpu_recipes.py``), and
+``sparsetir.build`` compiles it. A ``KernelLibrary`` keeps the resulting ``Kernel`` per
+configuration (operation, dtype, constant widths), so a configuration is scheduled and
+compiled on its first use only; the compiled code itself also lives in the build cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from .._tvm import Schedule
+from ..driver import build
+from ..ir.stage2 import Stage2Function
+from ..runtime.cache import KernelCache
+from ..runtime.kernel import Kernel
+from ..schedule import cpu_recipes as recipes
+from ..transforms.lower_sparse_iter import lower_sparse_iter
+from ..transforms.partition import partition_rows
+from . import scripts
+
+
+@dataclass(frozen=True)
+class KernelKey:
+    """One kernel configuration: the operation and its compile-time constants."""
+
+    op: str
+    dtype: str
+    feat: int = 0
+    block: tuple[int, int] = (0, 0)
+
+
+def vector_lanes(dtype: str) -> int:
+    """SIMD lanes of one 512-bit vector (AVX-512) for ``dtype``."""
+    return 64 // (8 if dtype == "float64" else 4)
+
+
+def _partitioned(f2: Stage2Function, block: str, parallel: bool = False) -> Stage2Function:
+    return partition_rows(f2, block, "part", "P", parallel=parallel)
+
+
+def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2Function:
+    sch = Schedule(copy.deepcopy(f2.func))
+    apply(sch)
+    return Stage2Function.from_func(sch.mod["main"])
+
+
+def make_spmm(key: KernelKey) -> Stage2Function:
+    """CSR SpMM: nnz-balanced row chunks, register-tiled over the feature axis."""
+    f2 = _partitioned(lower_sparse_iter(scripts.spmm_script(key.feat, key.dtype)), "spmm0")
+    return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, vector_lanes(key.dtype)))
+
+
+def make_sddmm(key: KernelKey) -> Stage2Function:
+    """CSR SDDMM: nnz-balanced row chunks, vector dot products."""
+    f2 = _partitioned(lower_sparse_iter(scripts.sddmm_script(key.feat, key.dtype)), "sddmm0")
+    return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, vector_lanes(key.dtype)))
+
+
+def make_spmv(key: KernelKey) -> Stage2Function:
+    """CSR SpMV: nnz-balanced row chunks in parallel (each row's sum is a scalar)."""
+    return _partitioned(lower_sparse_iter(scripts.spmv_script(key.dtype)), "spmv0", parallel=True)
+
+
+def make_segment_sum(key: KernelKey) -> Stage2Function:
+    """Segment sum: balanced segment chunks, vectorized over the feature axis."""
+    f2 = _partitioned(lower_sparse_iter(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
+    return _scheduled(
+        f2, lambda s: recipes.schedule_spmm(s, "segment_sum0", "segment_sum1", key.feat, vector_lanes(key.dtype))
+    )
+
+
+def make_bsr_spmm(key: KernelKey) -> Stage2Function:
+    """BSR SpMM: block rows in parallel, the feature axis vectorized."""
+    br, bc = key.block
+    f2 = lower_sparse_iter(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
+    return _scheduled(f2, lambda s: recipes.schedule_bsr_spmm(s, "bsr_spmm0", "bsr_spmm1", key.feat, vector_lanes(key.dtype)))
+
+
+def make_ell_spmm(key: KernelKey) -> Stage2Function:
+    """ELL SpMM: rows in parallel, register-tiled over the feature axis."""
+    f2 = lower_sparse_iter(scripts.ell_spmm_script(key.feat, key.dtype))
+    return _scheduled(f2, lambda s: recipes.schedule_ell_spmm(s, "ell_spmm0", key.feat, vector_lanes(key.dtype)))
+
+
+def make_softmax(key: KernelKey) -> Stage2Function:
+    """Sparse softmax: nnz-balanced row chunks in parallel."""
+    return _partitioned(lower_sparse_iter(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
+
+
+MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
+    "spmm": make_spmm,
+    "sddmm": make_sddmm,
+    "spmv": make_spmv,
+    "segment_sum": make_segment_sum,
+    "bsr_spmm": make_bsr_spmm,
+    "ell_spmm": make_ell_spmm,
+    "softmax": make_softmax,
+}
+
+
+class KernelLibrary:
+    """Compiled ops kernels by configuration; thread-safe, one build per configuration."""
+
+    def __init__(self, cache: Optional[KernelCache] = None):
+        self.cache = cache
+        self._kernels: dict[KernelKey, Kernel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: KernelKey) -> Kernel:
+        """The kernel for ``key``, scheduling and compiling it on first use."""
+        kernel = self._kernels.get(key)
+        if kernel is not None:
+            return kernel
+        with self._lock:
+            kernel = self._kernels.get(key)
+            if kernel is None:
+                kernel = build(MAKERS[key.op](key), cache=self.cache)
+                self._kernels[key] = kernel
+            return kernel
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def clear(self) -> None:
+        """Forget the kernels (the build cache keeps the compiled code)."""
+        with self._lock:
+            self._kernels.clear()

@@ -1,0 +1,171 @@
+"""The stage-I scripts behind ``sparsetir.ops``, one factory per kernel.
+
+Each factory returns a ``SparseFunction`` whose compile-time constants (value dtype, feature
+width, block shape) are captured from the factory's arguments, so the scheduler sees constant
+loop extents; matrix sizes and nnz stay symbolic, so one kernel serves every matrix.
+"""
+
+from __future__ import annotations
+
+from ..ir.function import SparseFunction
+from ..script import tir as T
+
+
+def spmm_script(feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B, A in CSR (m x n), B dense (n x feat)."""
+
+    @T.prim_func
+    def spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
+             m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        J_detach = T.dense_fixed(n)
+        K = T.dense_fixed(feat)
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
+        C = T.match_sparse_buffer(c, (I, K), dtype)
+        with T.sp_iter([I, J, K], "SRS", "spmm") as [i, j, k]:
+            with T.init():
+                C[i, k] = 0.0
+            C[i, k] = C[i, k] + A[i, j] * B[j, k]
+
+    return spmm
+
+
+def sddmm_script(feat: int, dtype: str) -> SparseFunction:
+    """O[i, j] = A[i, j] * dot(X[i, :], Y[j, :]) on the stored entries of CSR A."""
+
+    @T.prim_func
+    def sddmm(a: T.handle, x: T.handle, y: T.handle, o: T.handle, indptr: T.handle, indices: T.handle,
+              m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_sddmm", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        J_detach = T.dense_fixed(n)
+        K = T.dense_fixed(feat)
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        X = T.match_sparse_buffer(x, (I, K), dtype)
+        Y = T.match_sparse_buffer(y, (J_detach, K), dtype)
+        O = T.match_sparse_buffer(o, (I, J), dtype)
+        with T.sp_iter([I, J, K], "SSR", "sddmm") as [i, j, k]:
+            with T.init():
+                O[i, j] = 0.0
+            O[i, j] = O[i, j] + A[i, j] * X[i, k] * Y[j, k]
+
+    return sddmm
+
+
+def spmv_script(dtype: str) -> SparseFunction:
+    """y = A @ x, A in CSR."""
+
+    @T.prim_func
+    def spmv(a: T.handle, x: T.handle, y: T.handle, indptr: T.handle, indices: T.handle,
+             m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_spmv", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        J_detach = T.dense_fixed(n)
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        X = T.match_sparse_buffer(x, (J_detach,), dtype)
+        Y = T.match_sparse_buffer(y, (I,), dtype)
+        with T.sp_iter([I, J], "SR", "spmv") as [i, j]:
+            with T.init():
+                Y[i] = 0.0
+            Y[i] = Y[i] + A[i, j] * X[j]
+
+    return spmv
+
+
+def segment_sum_script(feat: int, dtype: str) -> SparseFunction:
+    """out[i, k] = sum of values[offsets[i]:offsets[i+1], k]."""
+
+    @T.prim_func
+    def segment_sum(x: T.handle, out: T.handle, offsets: T.handle, m: T.int32, max_len: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_segment_sum", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.dense_variable(I, (max_len, nnz), offsets, "int32")
+        K = T.dense_fixed(feat)
+        X = T.match_sparse_buffer(x, (I, J, K), dtype)
+        OUT = T.match_sparse_buffer(out, (I, K), dtype)
+        with T.sp_iter([I, J, K], "SRS", "segment_sum") as [i, j, k]:
+            with T.init():
+                OUT[i, k] = 0.0
+            OUT[i, k] = OUT[i, k] + X[i, j, k]
+
+    return segment_sum
+
+
+def bsr_spmm_script(br: int, bc: int, feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B, A in BSR with (br x bc) blocks (mb x nb blocks), B dense (nb*bc x feat)."""
+
+    @T.prim_func
+    def bsr_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
+                 mb: T.int32, nb: T.int32, nnzb: T.int32):
+        T.func_attr({"global_symbol": "ops_bsr_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        IO = T.dense_fixed(mb)
+        JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")
+        II = T.dense_fixed(br)
+        JI = T.dense_fixed(bc)
+        M = T.dense_fixed(mb * br)
+        N = T.dense_fixed(nb * bc)
+        K = T.dense_fixed(feat)
+        A = T.match_sparse_buffer(a, (IO, JO, II, JI), dtype)
+        B = T.match_sparse_buffer(b, (N, K), dtype)
+        C = T.match_sparse_buffer(c, (M, K), dtype)
+        with T.sp_iter([IO, II, JO, JI, K], "SSRRS", "bsr_spmm") as [io, ii, jo, ji, k]:
+            with T.init():
+                C[io * br + ii, k] = 0.0
+            C[io * br + ii, k] = C[io * br + ii, k] + A[io, jo, ii, ji] * B[jo * bc + ji, k]
+
+    return bsr_spmm
+
+
+def ell_spmm_script(feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B, A in ELL: ``width`` stored (column, value) pairs in every row."""
+
+    @T.prim_func
+    def ell_spmm(a: T.handle, b: T.handle, c: T.handle, indices: T.handle,
+                 m: T.int32, n: T.int32, width: T.int32):
+        T.func_attr({"global_symbol": "ops_ell_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_fixed(I, (n, width), indices, "int32", sorted=False)
+        J_detach = T.dense_fixed(n)
+        K = T.dense_fixed(feat)
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
+        C = T.match_sparse_buffer(c, (I, K), dtype)
+        with T.sp_iter([I, J, K], "SRS", "ell_spmm") as [i, j, k]:
+            with T.init():
+                C[i, k] = 0.0
+            C[i, k] = C[i, k] + A[i, j] * B[j, k]
+
+    return ell_spmm
+
+
+def softmax_script(dtype: str) -> SparseFunction:
+    """Row-wise softmax over the stored entries of CSR A (same pattern out)."""
+
+    @T.prim_func
+    def softmax(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle,
+                m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_softmax", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        B = T.match_sparse_buffer(b, (I, J), dtype)
+        ROW_MAX = T.alloc_sparse_buffer((I,), dtype=dtype)
+        ROW_SUM = T.alloc_sparse_buffer((I,), dtype=dtype)
+        with T.sp_iter([I], "S", "softmax") as [i]:
+            with T.sp_iter([J], "R", "row_max") as [j]:
+                with T.init():
+                    ROW_MAX[i] = T.min_value(dtype)
+                ROW_MAX[i] = T.max(ROW_MAX[i], A[i, j])
+            with T.sp_iter([J], "R", "row_sum") as [j]:
+                with T.init():
+                    ROW_SUM[i] = 0.0
+                ROW_SUM[i] = ROW_SUM[i] + T.exp(A[i, j] - ROW_MAX[i])
+            with T.sp_iter([J], "S", "normalize") as [j]:
+                B[i, j] = T.exp(A[i, j] - ROW_MAX[i]) / ROW_SUM[i]
+
+    return softmax

@@ -1,0 +1,83 @@
+"""partition_rows: visit a block's outer loop as P contiguous chunks given at run time.
+
+No TVM schedule primitive splits a loop at data-dependent points, yet load balance of sparse
+kernels needs exactly that: row chunks holding equal numbers of nonzeros
+(``bench/notes/cpu_schedules.md`` §2). This stage-II transform rewrites::
+
+    for i in range(m):                          for t in range(P):
+        with T.sblock("spmm0"):          →          for i in range(Part[t + 1] - Part[t]):
+            vi = T.axis.spatial(m, i)                   with T.sblock("spmm0"):
+                                                            vi = T.axis.spatial(m, Part[t] + i)
+
+adding two parameters at the end: the int32 array ``Part`` of shape ``(P + 1,)`` (chunk
+boundaries, ``Part[0] = 0``, ``Part[P] = m``, non-decreasing) and the int32 scalar ``P``.
+TVM's schedule accepts the data-dependent binding, so ``parallel(t)`` then gives each thread a
+balanced chunk. ``Part`` is a plain dense parameter, not sparse metadata: LowerSparseBuffer
+passes it through unchanged.
+"""
+
+from __future__ import annotations
+
+from .._tvm import Var, s_tir, structural_map, tirx
+from ..errors import LoweringError
+from ..ir.stage2 import Stage2Function
+
+
+def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = "part",
+                   count_param_name: str = "P", parallel: bool = False) -> Stage2Function:
+    """``f2`` with the loop directly above block ``block_name`` split into ``P`` chunks ``Part[t]:Part[t+1]``.
+
+    The loop must be a serial loop starting at 0 (the loop LowerSparseIter emits over a dense
+    axis). The caller guarantees ``Part`` is a valid partition of that loop's range; the kernel
+    does not check it (``row_partition`` in ``sparsetir.ops`` makes one).
+
+    ``parallel=True`` makes the chunk loop parallel without TVM's dataflow check, which refuses
+    blocks that read what they write (a row's scalar accumulator initialised in the row block,
+    as in SpMV or softmax). It is safe when every write of the block's subtree is indexed by the
+    block's row: chunks then touch disjoint rows. ``sch.parallel`` is the checked alternative.
+    """
+    prim = f2.prim
+    names = {str(p.name) for p in prim.params} | set(f2.param_names)
+    for new_name in (parts_param_name, count_param_name):
+        if new_name in names:
+            raise LoweringError(f"partition_rows: '{f2.name}' already has a parameter named '{new_name}'")
+    count = tirx.Var(count_param_name, "int32")
+    part = tirx.decl_buffer((count + 1,), "int32", name=parts_param_name)
+    found = []
+
+    def on_for(loop: "tirx.For") -> "tirx.For":
+        realize = loop.body
+        if not (isinstance(realize, s_tir.SBlockRealize) and str(realize.block.name_hint) == block_name):
+            return loop
+        if not (isinstance(loop.min, tirx.IntImm) and int(loop.min.value) == 0):
+            raise LoweringError(f"partition_rows: the loop above '{block_name}' does not start at 0")
+        if loop.kind != tirx.ForKind.SERIAL:
+            raise LoweringError(f"partition_rows: the loop above '{block_name}' is not serial")
+        t = tirx.Var("t", "int32")
+        inner = tirx.Var(str(loop.loop_var.name), "int32")
+        start = tirx.BufferLoad(part, [t])
+        row = start + inner
+
+        def on_var(var: Var) -> Var:
+            return row if var.same_as(loop.loop_var) else var
+
+        values = [structural_map(v, [(Var, on_var)]) for v in realize.iter_values]
+        predicate = structural_map(realize.predicate, [(Var, on_var)])
+        body = s_tir.SBlockRealize(values, predicate, realize.block)
+        extent = tirx.BufferLoad(part, [t + 1]) - start
+        chunk = tirx.For(inner, 0, extent, tirx.ForKind.SERIAL, body)
+        found.append(block_name)
+        kind = tirx.ForKind.PARALLEL if parallel else tirx.ForKind.SERIAL
+        return tirx.For(t, 0, count, kind, chunk)
+
+    body = structural_map(prim.body, [(tirx.For, on_for)])
+    if len(found) != 1:
+        raise LoweringError(
+            f"partition_rows: expected one loop directly above block '{block_name}' in '{f2.name}', found {len(found)}"
+        )
+    params = list(prim.params) + [part, count]
+    new = tirx.PrimFunc(params, body, prim.ret_type)
+    if prim.attrs is not None:
+        for key, value in dict(prim.attrs).items():
+            new = new.with_attr(key, value)
+    return Stage2Function(new, list(f2.axes), list(f2.buffers), list(f2.param_names) + [parts_param_name, count_param_name])
