@@ -327,8 +327,8 @@ class _Lowering:
         allocs: list[Var] = []
         stmts = [self.lower_stmt(s, {}, allocs) for s in self.f.body]
         allocs = list(self.root_allocs) + allocs
-        root = s_tir.SBlock([], [], [], "root", _seq(stmts), None, allocs)
-        body = s_tir.SBlockRealize([], True, root)
+        root = s_tir.SBlock([], [], [], "root", _seq(stmts), None, allocs, span=self.f.span)
+        body = s_tir.SBlockRealize([], True, root, span=self.f.span)
         prim = tirx.PrimFunc(params, body)
         attrs = dict(self.f.attrs) if self.f.attrs else {}
         attrs["sparse_tir_level"] = STAGE_II_LEVEL
@@ -565,7 +565,12 @@ class _Lowering:
             cond = _substitute(go_right(mid), mapping)
             loop = tirx.While(
                 lo_v < hi_v,
-                tirx.IfThenElse(cond, tirx.BufferStore(lohi, mid + 1, [_i32(0)]), tirx.BufferStore(lohi, mid, [_i32(1)])),
+                tirx.IfThenElse(
+                    cond,
+                    tirx.BufferStore(lohi, mid + 1, [_i32(0)], span=span),
+                    tirx.BufferStore(lohi, mid, [_i32(1)], span=span),
+                    span=span,
+                ),
                 span=span,
             )
             new_idx = [_substitute(v, mapping) for v in idx]
