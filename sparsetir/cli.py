@@ -47,8 +47,46 @@ def build_parser() -> argparse.ArgumentParser:
         help="matrix names (see sparsetir.data.available()) or .npz files; default: cora",
     )
     bench.add_argument(
-        "--out", metavar="DIR", help="also write the results as JSON and plots to DIR"
+        "--matrix",
+        action="append",
+        metavar="PATH",
+        help="a matrix to add: an .npz file saved by scipy.sparse.save_npz, or a name "
+        "(repeatable)",
     )
+    bench.add_argument(
+        "--widths",
+        type=_comma_list(int),
+        metavar="N,N,...",
+        help="dense feature widths (default: 32,128,512; with --smoke: 32)",
+    )
+    bench.add_argument(
+        "--kernels",
+        type=_comma_list(str),
+        metavar="NAME,...",
+        help="kernels to run: spmm, sddmm, spmv (default: spmm,sddmm)",
+    )
+    bench.add_argument(
+        "--rounds",
+        type=int,
+        metavar="R",
+        help="timed rounds per case; the median is reported (default: 10; with --smoke: 3)",
+    )
+    bench.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="threads for sparsetir (TVM) and torch (default: TVM's, i.e. all cores)",
+    )
+    bench.add_argument("--seed", type=int, default=0, help="seed of the dense operands")
+    bench.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where to write bench.json and bench.png (default: bench-results)",
+    )
+    bench.add_argument(
+        "--smoke", action="store_true", help="a tiny, fast run: cora, width 32, 3 rounds"
+    )
+    bench.add_argument("--quiet", action="store_true", help="no progress bar")
 
     show = commands.add_parser(
         "show",
@@ -75,6 +113,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--html", metavar="OUT", help="write a static single-file HTML report to OUT instead"
     )
     return parser
+
+
+def _comma_list(item_type):
+    """An argparse type: a comma-separated list of ``item_type`` values, as a tuple."""
+
+    def parse(text: str) -> tuple:
+        try:
+            return tuple(item_type(item.strip()) for item in text.split(",") if item.strip())
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a comma-separated list of {item_type.__name__} values"
+            ) from err
+
+    parse.__name__ = f"list of {item_type.__name__}"
+    return parse
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,0 +1,297 @@
+"""``sparsetir bench``: check sparsetir's kernels against SciPy and time them against peers.
+
+The run, top to bottom: read the options and every matrix (a bad one stops the run before any
+timing), find sparsetir's kernels in ``sparsetir.ops``, then for each matrix, kernel and width
+build the case, time sparsetir, SciPy and torch in interleaved rounds while checking every
+answer, and finally print the table and write the JSON and the plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Optional
+
+import numpy as np
+import scipy
+import scipy.sparse
+
+import sparsetir
+from sparsetir import data
+
+from . import report
+from .check import RTOL, mismatch
+from .kernels import KERNELS
+from .timing import PAUSE_S, measure
+
+DEFAULT_MATRIX = "cora"
+DEFAULT_WIDTHS = (32, 128, 512)
+DEFAULT_KERNELS = ("spmm", "sddmm")
+DEFAULT_ROUNDS = 10
+DEFAULT_OUT = "bench-results"
+SMOKE_WIDTHS = (32,)
+SMOKE_ROUNDS = 3
+# A load average above this at the start means another process competes for the cores.
+BUSY_LOAD = 0.5
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A bad option or matrix: reported in one line, exit code 2, before anything is timed."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """The bench subcommand's options, with the defaults (and ``--smoke``'s) filled in."""
+
+    matrices: tuple[str, ...]
+    widths: tuple[int, ...]
+    kernels: tuple[str, ...]
+    rounds: int
+    threads: Optional[int]
+    seed: int
+    out: Path
+    smoke: bool
+    quiet: bool
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Options":
+        """The options given on the command line, checked."""
+        smoke = bool(getattr(args, "smoke", False))
+        matrices = [*(getattr(args, "matrices", None) or []), *(getattr(args, "matrix", None) or [])]
+        widths = getattr(args, "widths", None) or (SMOKE_WIDTHS if smoke else DEFAULT_WIDTHS)
+        kernels = getattr(args, "kernels", None) or DEFAULT_KERNELS
+        rounds = getattr(args, "rounds", None) or (SMOKE_ROUNDS if smoke else DEFAULT_ROUNDS)
+        unknown = [name for name in kernels if name not in KERNELS]
+        if unknown:
+            raise UsageError(
+                f"unknown kernel {unknown[0]!r} (choose from {', '.join(KERNELS)})"
+            )
+        if any(width < 1 for width in widths):
+            raise UsageError(f"--widths must be positive, got {','.join(map(str, widths))}")
+        if rounds < 1:
+            raise UsageError(f"--rounds must be at least 1, got {rounds}")
+        threads = getattr(args, "threads", None)
+        if threads is not None and threads < 1:
+            raise UsageError(f"--threads must be at least 1, got {threads}")
+        return cls(
+            matrices=tuple(dict.fromkeys(matrices or [DEFAULT_MATRIX])),
+            widths=tuple(dict.fromkeys(widths)),
+            kernels=tuple(dict.fromkeys(kernels)),
+            rounds=rounds,
+            threads=threads,
+            seed=getattr(args, "seed", 0) or 0,
+            out=Path(getattr(args, "out", None) or DEFAULT_OUT),
+            smoke=smoke,
+            quiet=bool(getattr(args, "quiet", False)),
+        )
+
+
+def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
+    """Run the benchmark for ``args``; the exit code (0 passed, 1 a wrong answer, 2 usage).
+
+    ``ops`` is where sparsetir's kernels come from (default: ``sparsetir.ops``); tests pass a
+    stand-in to check the benchmark itself.
+    """
+    try:
+        options = Options.from_args(args)
+        matrices = [_load_matrix(spec) for spec in options.matrices]
+    except UsageError as err:
+        print(f"sparsetir bench: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+    notes: list[str] = []
+    ours = _our_kernels(ops, options.kernels, notes)
+    if not ours:
+        print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
+        return EXIT_USAGE
+    threads = _set_threads(options.threads)
+    torch = _torch(threads, notes)
+    environment = _environment(torch)
+    if environment["load_average"][0] > BUSY_LOAD:
+        notes.append(
+            f"load average {environment['load_average'][0]:.2f} at the start: other processes "
+            "use the CPU, so timings may be unreliable"
+        )
+
+    work = [
+        (matrix, kernel, width)
+        for matrix in matrices
+        for kernel in ours
+        for width in (options.widths if KERNELS[kernel].has_width else (None,))
+    ]
+    rows: list[report.Row] = []
+    for (name, matrix, source), kernel, width in _progress(work, options.quiet):
+        case = KERNELS[kernel].case(name, matrix, width, options.seed)
+        impls = KERNELS[kernel].impls(case, ours[kernel], torch)
+        timings = measure(impls, options.rounds, lambda impl, out: mismatch(case, impl, out))
+        rows.append(report.Row.of(case, source, timings))
+    environment["load_average_end"] = list(os.getloadavg())
+
+    print(report.table(rows))
+    print()
+    for line in report.summary_lines(rows):
+        print(line)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    _write_results(options, environment, notes, rows)
+    return _verdict(rows)
+
+
+def _load_matrix(spec: str) -> tuple[str, scipy.sparse.csr_matrix, str]:
+    """The name, matrix and file of ``spec``: a data set name (``cora``) or an ``.npz`` file."""
+    is_path = spec.endswith(data.SUFFIX) or os.sep in spec or "/" in spec
+    try:
+        path = Path(spec) if is_path else data.find(spec)
+        if is_path and not path.is_file():
+            raise UsageError(f"matrix file {spec}: no such file")
+        return path.stem, data.load_file(path), str(path)
+    except (FileNotFoundError, ValueError) as err:
+        raise UsageError(str(err)) from err
+
+
+def _our_kernels(ops: Optional[ModuleType], kernels, notes: list[str]) -> dict:
+    """The kernels of ``ops`` (default: sparsetir.ops) asked for; a note for each one missing."""
+    if ops is None:
+        try:
+            ops = importlib.import_module("sparsetir.ops")
+        except ModuleNotFoundError as err:
+            if err.name != "sparsetir.ops":
+                raise  # sparsetir.ops exists but needs something missing: a real error
+            notes.append("sparsetir.ops does not exist yet")
+            return {}
+    found = {}
+    for name in kernels:
+        kernel = getattr(ops, name, None)
+        if kernel is None:
+            notes.append(f"skipped {name}: {ops.__name__} has no {name}()")
+        else:
+            found[name] = kernel
+    return found
+
+
+def _set_threads(threads: Optional[int]) -> int:
+    """Give TVM's pool ``threads`` threads (default: as many as it has); the count it uses."""
+    from sparsetir._tvm import tvm
+
+    if threads is not None:
+        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool.
+        tvm.get_global_func("runtime.config_threadpool")(0, threads)
+    return int(tvm.runtime.num_threads())
+
+
+def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
+    """torch as a peer, on ``threads`` threads like TVM; None when it is not installed."""
+    try:
+        import torch
+    except ModuleNotFoundError:
+        notes.append("torch is not installed: SciPy is the only peer (pip install 'sparsetir[torch]')")
+        return None
+    torch.set_num_threads(threads)
+    return torch
+
+
+def _environment(torch: Optional[ModuleType]) -> dict:
+    """What the timings depend on: the machine, the thread counts and the library versions."""
+    from sparsetir._tvm import tvm
+
+    versions = {
+        "sparsetir": sparsetir.__version__,
+        "tvm": tvm.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "torch": torch.__version__ if torch else None,
+        "python": platform.python_version(),
+    }
+    return {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        # SciPy's sparse products run on one thread.
+        "threads": {
+            "sparsetir": int(tvm.runtime.num_threads()),
+            "torch": torch.get_num_threads() if torch else None,
+            "scipy": 1,
+        },
+        "versions": versions,
+        "load_average": list(os.getloadavg()),
+    }
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _progress(work: list, quiet: bool):
+    try:
+        from tqdm import tqdm
+    except ModuleNotFoundError:  # the bench extra is not installed: no progress bar
+        return work
+    # disable=None: no bar when stderr is not a terminal (CI logs, tests).
+    return tqdm(work, desc="sparsetir bench", unit="case", file=sys.stderr,
+                disable=True if quiet else None)
+
+
+def _write_results(options: Options, environment: dict, notes: list[str], rows) -> None:
+    options.out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "matrices": list(options.matrices),
+        "kernels": list(options.kernels),
+        "widths": list(options.widths),
+        "rounds": options.rounds,
+        "pause_ms": PAUSE_S * 1e3,
+        "seed": options.seed,
+        "smoke": options.smoke,
+        "rtol": RTOL,
+        "reference": "SciPy/NumPy in float64",
+    }
+    json_path = options.out / report.JSON_NAME
+    report.write_json(json_path, environment, settings, notes, rows)
+    written = [str(json_path)]
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        print("note: no plot: matplotlib is not installed (pip install 'sparsetir[bench]')",
+              file=sys.stderr)
+    else:
+        plot_path = options.out / report.PLOT_NAME
+        report.write_plot(plot_path, rows)
+        written.append(str(plot_path))
+    print(f"\nwrote {' and '.join(written)}")
+
+
+def _verdict(rows) -> int:
+    failures = [
+        f"  {impl} {row.kernel} on {row.matrix}"
+        + ("" if row.width is None else f" (width {row.width})")
+        + f": {error}"
+        for row in rows
+        for impl, error in row.errors.items()
+    ]
+    checked = sum(t.results_checked for row in rows for t in row.timings.values())
+    if failures:
+        print(
+            f"sparsetir bench: FAILED: {len(failures)} implementation(s) gave wrong answers "
+            f"(checked against SciPy in float64, rtol {RTOL:g} of each value's magnitude):\n"
+            + "\n".join(failures),
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    print(f"all {checked} results matched SciPy (rtol {RTOL:g} of each value's magnitude)")
+    return 0

@@ -1,0 +1,244 @@
+"""The benchmark's results: one row per case, and their table, summary, JSON and plot.
+
+Speedups are sparsetir's over a peer measured in the same run (peer time / sparsetir time, so
+above 1 means sparsetir is faster); "faster" is the speedup over whichever peer was faster on
+that row, the figure that matters to a user choosing a library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from .kernels import Case
+from .timing import Timing
+
+OURS = "sparsetir"
+PEERS = ("scipy", "torch")
+SCHEMA = "sparsetir-bench/1"
+JSON_NAME = "bench.json"
+PLOT_NAME = "bench.png"
+
+
+@dataclass
+class Row:
+    """The measurements of every implementation on one case."""
+
+    matrix: str
+    source: str
+    shape: tuple[int, int]
+    nnz: int
+    kernel: str
+    width: Optional[int]
+    bytes_moved: int
+    timings: dict[str, Timing]
+
+    @classmethod
+    def of(cls, case: Case, source: str, timings: dict[str, Timing]) -> "Row":
+        """The row for ``case`` (a matrix read from ``source``) measured as ``timings``."""
+        shape = (int(case.matrix.shape[0]), int(case.matrix.shape[1]))
+        return cls(case.matrix_name, source, shape, int(case.matrix.nnz), case.kernel,
+                   case.width, case.bytes_moved, timings)
+
+    @property
+    def peers(self) -> list[str]:
+        """The peers measured on this row, in the table's order."""
+        return [name for name in PEERS if name in self.timings]
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Why each implementation that failed its check failed."""
+        return {name: t.error for name, t in self.timings.items() if t.error}
+
+    def ms(self, name: str, best: bool = False) -> Optional[float]:
+        """The median (or ``best`` round's) per-call time of ``name``; None if it failed."""
+        timing = self.timings.get(name)
+        if timing is None:
+            return None
+        return timing.best_ms if best else timing.median_ms
+
+    def gbps(self, name: str) -> Optional[float]:
+        """Effective bandwidth of ``name``: a minimal kernel's bytes over its median time."""
+        ms = self.ms(name)
+        return self.bytes_moved / (ms * 1e6) if ms else None
+
+    @property
+    def faster_peer(self) -> Optional[str]:
+        """The peer with the lowest median time on this row."""
+        timed = [name for name in self.peers if self.ms(name)]
+        return min(timed, key=self.ms) if timed else None
+
+    def speedup(self, peer: Optional[str], best: bool = False) -> Optional[float]:
+        """sparsetir's speedup over ``peer`` (above 1: sparsetir is faster).
+
+        From median times, or with ``best`` from each one's fastest round: the conservative
+        figure when a peer's thread pool collapses under contention in some rounds.
+        """
+        ours, theirs = self.ms(OURS, best), self.ms(peer, best) if peer else None
+        return theirs / ours if ours and theirs else None
+
+    def to_json(self) -> dict[str, Any]:
+        """This row as plain JSON data."""
+        return {
+            "matrix": self.matrix,
+            "source": self.source,
+            "shape": list(self.shape),
+            "nnz": self.nnz,
+            "kernel": self.kernel,
+            "width": self.width,
+            "bytes_moved": self.bytes_moved,
+            "passed": not self.errors,
+            "impls": {
+                name: {
+                    "ms": t.median_ms,
+                    "best_ms": t.best_ms,
+                    "gbps": self.gbps(name),
+                    "first_call_ms": t.first_call_ms,
+                    "calls_per_round": t.calls_per_round,
+                    "round_ms": t.round_ms,
+                    "results_checked": t.results_checked,
+                    "error": t.error,
+                }
+                for name, t in self.timings.items()
+            },
+            "speedup": {peer: self.speedup(peer) for peer in self.peers},
+            "speedup_from_best_rounds": {peer: self.speedup(peer, best=True) for peer in self.peers},
+            "faster_peer": self.faster_peer,
+            "speedup_faster_peer": self.speedup(self.faster_peer),
+        }
+
+
+def summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Per kernel: the geometric-mean and the minimum speedup over the faster peer."""
+    result: dict[str, dict[str, Any]] = {}
+    for kernel in dict.fromkeys(row.kernel for row in rows):
+        speedups = [
+            (row.speedup(row.faster_peer), row) for row in rows if row.kernel == kernel
+        ]
+        speedups = [(s, row) for s, row in speedups if s]
+        if not speedups:
+            result[kernel] = {"rows": 0, "geomean_speedup": None, "min_speedup": None}
+            continue
+        low, where = min(speedups, key=lambda pair: pair[0])
+        result[kernel] = {
+            "rows": len(speedups),
+            "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
+            "min_speedup": low,
+            "min_at": {"matrix": where.matrix, "width": where.width, "peer": where.faster_peer},
+        }
+    return result
+
+
+def table(rows: Sequence[Row]) -> str:
+    """The results as an aligned text table, one line per row."""
+    peers = [name for name in PEERS if any(name in row.timings for row in rows)]
+    header = ["matrix", "shape", "nnz", "kernel", "width", f"{OURS} ms"]
+    header += [f"{peer} ms" for peer in peers] + ["GB/s"]
+    header += [f"vs {peer}" for peer in peers] + ["vs faster"]
+    lines = [header]
+    for row in rows:
+        line = [row.matrix, f"{row.shape[0]}x{row.shape[1]}", str(row.nnz), row.kernel,
+                "-" if row.width is None else str(row.width)]
+        line += [_ms(row, name) for name in [OURS, *peers]]
+        line.append(_number(row.gbps(OURS), "{:.1f}"))
+        line += [_number(row.speedup(peer), "{:.2f}x") for peer in peers]
+        line.append(_number(row.speedup(row.faster_peer), "{:.2f}x"))
+        lines.append(line)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text_columns = {0, 1, 3}  # matrix, shape and kernel; numbers are right-aligned
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i in text_columns else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(line, widths))
+        ).rstrip()
+        for line in lines
+    )
+
+
+def summary_lines(rows: Sequence[Row]) -> list[str]:
+    """The summary as text: one line per kernel."""
+    lines = []
+    for kernel, stats in summary(rows).items():
+        if not stats["rows"]:
+            lines.append(f"{kernel}: no speedup measured")
+            continue
+        where = stats["min_at"]
+        at = where["matrix"] + ("" if where["width"] is None else f" width {where['width']}")
+        lines.append(
+            f"{kernel}: geomean speedup over the faster peer {stats['geomean_speedup']:.2f}x "
+            f"over {stats['rows']} rows; minimum {stats['min_speedup']:.2f}x "
+            f"({at}, vs {where['peer']})"
+        )
+    return lines
+
+
+def write_json(path: Path, environment: dict, settings: dict, notes: list[str],
+               rows: Sequence[Row]) -> None:
+    """Write the whole run (environment, settings, notes, rows, summary) to ``path``."""
+    document = {
+        "schema": SCHEMA,
+        "environment": environment,
+        "settings": settings,
+        "notes": notes,
+        "passed": all(not row.errors for row in rows),
+        "rows": [row.to_json() for row in rows],
+        "summary": summary(rows),
+    }
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def write_plot(path: Path, rows: Sequence[Row]) -> None:
+    """Plot sparsetir's speedup over each peer, per kernel, matrix and width, to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot, ticker
+
+    kernels = list(dict.fromkeys(row.kernel for row in rows))
+    most = max(sum(row.kernel == kernel for row in rows) for kernel in kernels)
+    figure, axes = pyplot.subplots(
+        len(kernels), 1, figsize=(max(5.0, 1.2 * most + 2), 3.0 * len(kernels)), squeeze=False
+    )
+    for axis, kernel in zip(axes[:, 0], kernels):
+        kernel_rows = [row for row in rows if row.kernel == kernel]
+        peers = [name for name in PEERS if any(name in row.timings for row in kernel_rows)]
+        bar = 0.8 / max(1, len(peers))
+        shown = [1.0]
+        for p, peer in enumerate(peers):
+            xs = [i + (p - (len(peers) - 1) / 2) * bar for i in range(len(kernel_rows))]
+            ys = [row.speedup(peer) or math.nan for row in kernel_rows]
+            # Bars grow from 1.0, up when sparsetir is faster and down when it is slower.
+            axis.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=bar, label=f"vs {peer}")
+            shown += [y for y in ys if not math.isnan(y)]
+        axis.axhline(1.0, color="black", linewidth=1)
+        axis.set_yscale("log")
+        axis.set_ylim(min(shown) / 1.5, max(shown) * 1.5)
+        axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+        axis.yaxis.set_minor_formatter(ticker.NullFormatter())
+        axis.set_xticks(range(len(kernel_rows)))
+        axis.set_xticklabels(
+            [row.matrix + ("" if row.width is None else f"\nw{row.width}") for row in kernel_rows]
+        )
+        axis.set_title(f"{kernel}: speedup of sparsetir (above 1x: sparsetir is faster)")
+        axis.legend(loc="best", fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+
+
+def _ms(row: Row, name: str) -> str:
+    timing = row.timings.get(name)
+    if timing is None:
+        return "-"
+    if timing.error:
+        return "FAIL"
+    ms = timing.median_ms
+    return _number(ms, "{:.4f}" if ms is not None and ms < 1 else "{:.3f}")
+
+
+def _number(value: Optional[float], template: str) -> str:
+    return "-" if value is None else template.format(value)
