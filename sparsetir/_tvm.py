@@ -59,3 +59,12 @@ __all__ = [
     "tvm_ffi",
     "tvmscript_tirx",
 ]
+
+# Schedule handles and errors (used by sparsetir.schedule).
+from tvm.s_tir.schedule import LoopRV, SBlockRV  # noqa: E402
+from tvm.s_tir.schedule import ScheduleError as TVMScheduleError  # noqa: E402
+
+IntImm = tirx.IntImm
+FloatImm = tirx.FloatImm
+
+__all__ += ["FloatImm", "IntImm", "LoopRV", "SBlockRV", "TVMScheduleError"]

@@ -1,22 +1,250 @@
-"""``sparsetir.Schedule``: stage-I primitives, recorded step by step.
+"""``sparsetir.Schedule``: one object that schedules a program through stages I, II and III.
 
-Handles are iteration names (strings), so every step's arguments are plain data: the history
-serializes to JSON and replays on the unscheduled function to the same program.
+- **Stage I** (a ``SparseFunction``): ``sparse_reorder``, ``sparse_fuse``,
+  ``annotate_sparse_iter``; handles are iteration and axis names.
+- ``lower_sparse_iter()`` moves to **stage II** (a ``Stage2Function``): TVM's ``s_tir.Schedule``
+  primitives (``tvm_primitives.TRANSFORMS`` / ``QUERIES``) work on the position-space loops,
+  with the sparse guards of ``guards.py``.
+- ``lower_sparse_buffer()`` moves to **stage III** (a plain ``PrimFunc``): the same primitives.
+
+Every step is checked (stage-I verifier; stage II/III: ``checks.py``) and refused with
+``ScheduleError``, the schedule rolled back, when the check fails. Every step is recorded in
+``history`` with JSON-able arguments and the program's script after it; ``replay`` applies a
+history to the unscheduled function again.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import copy
+from typing import Any, Callable, Optional, Sequence
 
+from .._tvm import Schedule as TVMSchedule, tirx
 from ..errors import ScheduleError
 from ..ir.axis import FusedAxis
 from ..ir.function import SparseFunction
+from ..ir.stage2 import AXES_ATTR, Stage2Function
+from ..transforms.lower_sparse_buffer import lower_sparse_buffer
+from ..transforms.lower_sparse_iter import lower_sparse_iter
+from .checks import check_stage2, check_stage3
+from .guards import check_after, check_before
+from .handles import decode, encode
 from .history import History, Step
 from .stage1 import STAGE1_PRIMITIVES, find_iteration, iteration_names
+from .tvm_primitives import QUERIES, TRANSFORMS, bind_arguments, call_with
+
+STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
+LOWERINGS = ("lower_sparse_iter", "lower_sparse_buffer")
+
+
+class Schedule:
+    """A function being scheduled, at stage I, II or III, with the history of every step.
+
+    ``func`` is the current program: a ``SparseFunction`` at stage I, a ``Stage2Function`` at
+    stage II, a ``tvm.tirx.PrimFunc`` at stage III. The function passed in is never changed.
+    At stages II and III the TVM primitives listed in ``tvm_primitives`` are methods of this
+    object (``sch.split(loop, [None, 8])``); the block and loop handles they return stay valid
+    for later calls, including after a refused step.
+    """
+
+    def __init__(self, func: Any):
+        self._stage, self._func, self._tvm = _start(func)
+        self.history = History(self._checked_script(), stage=self._stage)
+
+    @property
+    def stage(self) -> int:
+        """1, 2 or 3: the stage of the current program."""
+        return self._stage
+
+    @property
+    def func(self) -> Any:
+        """The program as scheduled so far."""
+        if self._stage == 1:
+            return self._func
+        if self._stage == 2:
+            return Stage2Function.from_func(self._tvm.mod["main"])
+        return self._tvm.mod["main"]
+
+    def __repr__(self) -> str:
+        return f"Schedule(stage {STAGE_NAMES[self._stage]}, {len(self.history)} steps)"
+
+    # -- stage I ---------------------------------------------------------------------------
+
+    def get_sparse_iteration(self, name: str) -> str:
+        """A handle (the name) of the sparse iteration ``name``, checked to exist."""
+        self._require_stage(1, "get_sparse_iteration")
+        find_iteration(self._func, name)
+        return name
+
+    def iterations(self) -> list[str]:
+        """Names of every sparse iteration."""
+        self._require_stage(1, "iterations")
+        return iteration_names(self._func)
+
+    def sparse_reorder(self, iteration: str, order: Sequence[Any]) -> None:
+        """Reorder the axes of a sparse iteration (parents stay before their children)."""
+        self._stage1("sparse_reorder", iteration, order=list(order))
+
+    def sparse_fuse(self, iteration: str, axes: Sequence[Any]) -> None:
+        """Fuse consecutive parent→child axes of a sparse iteration into one loop."""
+        self._stage1("sparse_fuse", iteration, axes=list(axes))
+
+    def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
+        """Set an attribute of a sparse iteration."""
+        self._stage1("annotate_sparse_iter", iteration, key=key, value=value)
+
+    def _stage1(self, primitive: str, iteration: str, **kwargs: Any) -> None:
+        self._require_stage(1, primitive)
+        plain = {k: _plain(v) for k, v in kwargs.items()}
+        self._func = STAGE1_PRIMITIVES[primitive](self._func, iteration, **plain)
+        self._record(primitive, {"iteration": iteration, **plain}, self._func.script())
+
+    # -- moving between stages -------------------------------------------------------------
+
+    def lower_sparse_iter(self) -> None:
+        """Move to stage II: lower the sparse iterations to loops and blocks in position space."""
+        self._require_stage(1, "lower_sparse_iter")
+        tvm_sch = _tvm_schedule(lower_sparse_iter(self._func).func)
+        script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]))
+        self._stage, self._func, self._tvm = 2, None, tvm_sch
+        self._record("lower_sparse_iter", {}, script)
+
+    def lower_sparse_buffer(self) -> None:
+        """Move to stage III: flatten the sparse buffers into the arrays the caller passes."""
+        self._require_stage(2, "lower_sparse_buffer")
+        stage2 = Stage2Function.from_func(copy.deepcopy(self._tvm.mod["main"]))
+        tvm_sch = _tvm_schedule(lower_sparse_buffer(stage2))
+        script = check_stage3(tvm_sch.mod["main"])
+        self._stage, self._tvm = 3, tvm_sch
+        self._record("lower_sparse_buffer", {}, script)
+
+    # -- stages II and III: TVM's primitives -----------------------------------------------
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name not in TRANSFORMS and name not in QUERIES:
+            raise AttributeError(f"'Schedule' object has no attribute '{name}'")
+
+        def primitive(*args: Any, **kwargs: Any) -> Any:
+            return self._tvm_primitive(name, args, kwargs)
+
+        primitive.__name__ = name
+        primitive.__doc__ = getattr(TVMSchedule, name).__doc__
+        return primitive
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | TRANSFORMS | QUERIES)
+
+    def _tvm_primitive(self, name: str, args: tuple, kwargs: dict) -> Any:
+        if self._stage == 1:
+            raise ScheduleError(f"{name} is a stage-II/III primitive; call lower_sparse_iter() first")
+        method = getattr(self._tvm, name)
+        try:
+            arguments = bind_arguments(method, args, kwargs)
+        except TypeError as err:
+            raise ScheduleError(f"{name}: {err}") from err
+        if name not in QUERIES:
+            return self._transform(name, arguments)
+        try:
+            return call_with(method, arguments)
+        except Exception as err:
+            raise _refusal(name, err) from err
+
+    def _transform(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Apply a TVM primitive as a guarded, checked, recorded step; roll back if refused."""
+        recorded = {k: encode(self._tvm, v) for k, v in arguments.items()}
+        backup = self._tvm.copy()  # TVM keeps every handle valid in the copy
+        try:
+            check_before(self._tvm, name, arguments)
+            result = call_with(getattr(self._tvm, name), arguments)
+            check_after(self._tvm, self.func if self._stage == 2 else None, name, result)
+            script = self._checked_script()
+        except Exception as err:
+            self._tvm = backup
+            raise _refusal(name, err) from err
+        self._record(name, recorded, script)
+        return result
+
+    # -- history ---------------------------------------------------------------------------
+
+    def apply_step(self, step: Step) -> None:
+        """Apply a recorded step again (its handles resolved against the current program)."""
+        expected = self._stage + (1 if step.primitive in LOWERINGS else 0)
+        if step.stage != expected:
+            raise ScheduleError(
+                f"step '{step.primitive}' was recorded at stage {STAGE_NAMES.get(step.stage, step.stage)}, "
+                f"but here it would give stage {STAGE_NAMES[expected]}"
+            )
+        if step.primitive in LOWERINGS:
+            getattr(self, step.primitive)()
+        elif step.primitive in STAGE1_PRIMITIVES:
+            args = dict(step.args)
+            self._stage1(step.primitive, args.pop("iteration"), **args)
+        elif step.primitive in TRANSFORMS:
+            self._transform(step.primitive, {k: decode(self._tvm, v) for k, v in step.args.items()})
+        else:
+            raise ScheduleError(f"cannot replay unknown step '{step.primitive}'")
+
+    def _record(self, primitive: str, args: dict[str, Any], script: str) -> None:
+        self.history.steps.append(Step(primitive, args, self._stage, script))
+
+    def _checked_script(self) -> str:
+        if self._stage == 1:
+            return self._func.script()
+        if self._stage == 2:
+            return check_stage2(self.func)
+        return check_stage3(self.func)
+
+    def _require_stage(self, stage: int, primitive: str) -> None:
+        if self._stage != stage:
+            raise ScheduleError(
+                f"{primitive} is a stage-{STAGE_NAMES[stage]} primitive, but the schedule is at stage {STAGE_NAMES[self._stage]}"
+            )
+
+
+def replay(func: Any, history: History) -> Any:
+    """Apply a recorded history's steps to ``func`` again; the result equals the original's."""
+    sch = Schedule(func)
+    if sch.stage != history.stage:
+        raise ScheduleError(
+            f"the history starts at stage {STAGE_NAMES.get(history.stage, history.stage)}, "
+            f"but the function is at stage {STAGE_NAMES[sch.stage]}"
+        )
+    for step in history:
+        sch.apply_step(step)
+    return sch.func
+
+
+def _start(func: Any) -> tuple[int, Optional[SparseFunction], Optional[TVMSchedule]]:
+    """(stage, stage-I function, TVM schedule) for a function at any stage."""
+    if isinstance(func, SparseFunction):
+        return 1, func, None
+    if isinstance(func, Stage2Function):
+        return 2, None, _tvm_schedule(func.func)
+    if isinstance(func, tirx.PrimFunc):
+        stage = 2 if func.attrs is not None and AXES_ATTR in func.attrs else 3
+        return stage, None, _tvm_schedule(func)
+    raise ScheduleError(
+        f"Schedule takes a SparseFunction, a Stage2Function or a tvm.tirx.PrimFunc, got {type(func).__name__}"
+    )
+
+
+def _tvm_schedule(func: tirx.PrimFunc) -> TVMSchedule:
+    # TVM's Schedule may rewrite the function it is given in place; never give it the caller's.
+    return TVMSchedule(copy.deepcopy(func))
+
+
+def _refusal(name: str, err: Exception) -> ScheduleError:
+    """The ``ScheduleError`` that reports ``err`` (ours, or TVM's reason without its IR dump)."""
+    if isinstance(err, ScheduleError):
+        return ScheduleError(f"{name}: {err}")
+    # TVM reports refusals as its own ScheduleError, TVMError, AssertionError, ...
+    text = str(err)
+    marker = "Error message:"
+    reason = text[text.rindex(marker) + len(marker) :].strip() if marker in text else text.strip()
+    return ScheduleError(f"{name}: refused by TVM: {reason}")
 
 
 def _plain(value: Any) -> Any:
-    """JSON-able form of a primitive argument (axes and groups by name)."""
+    """JSON-able form of a stage-I primitive argument (axes and groups by name)."""
     if isinstance(value, FusedAxis):
         return "+".join(a.name for a in value.axes)
     if isinstance(value, (list, tuple)):
@@ -25,56 +253,3 @@ def _plain(value: Any) -> Any:
     if name is not None and not isinstance(value, (str, int, float, bool)):
         return name
     return value
-
-
-class Schedule:
-    """A function being scheduled, with the history of every primitive applied to it."""
-
-    def __init__(self, func: SparseFunction):
-        if not isinstance(func, SparseFunction):
-            raise ScheduleError(f"Schedule takes a stage-I SparseFunction, got {type(func).__name__}")
-        self._initial = func
-        self._func = func
-        self.history = History(func.script())
-
-    @property
-    def func(self) -> SparseFunction:
-        """The program as scheduled so far."""
-        return self._func
-
-    def get_sparse_iteration(self, name: str) -> str:
-        """A handle (the name) of the sparse iteration ``name``, checked to exist."""
-        find_iteration(self._func, name)
-        return name
-
-    def iterations(self) -> list[str]:
-        """Names of every sparse iteration."""
-        return iteration_names(self._func)
-
-    def _apply(self, primitive: str, iteration: str, **kwargs: Any) -> None:
-        plain = {k: _plain(v) for k, v in kwargs.items()}
-        self._func = STAGE1_PRIMITIVES[primitive](self._func, iteration, **plain)
-        self.history.steps.append(Step(primitive, {"iteration": iteration, **plain}, 1, self._func.script()))
-
-    def sparse_reorder(self, iteration: str, order: Sequence[Any]) -> None:
-        """Reorder the axes of a sparse iteration (parents stay before their children)."""
-        self._apply("sparse_reorder", iteration, order=list(order))
-
-    def sparse_fuse(self, iteration: str, axes: Sequence[Any]) -> None:
-        """Fuse consecutive parent→child axes of a sparse iteration into one loop."""
-        self._apply("sparse_fuse", iteration, axes=list(axes))
-
-    def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
-        """Set an attribute of a sparse iteration."""
-        self._apply("annotate_sparse_iter", iteration, key=key, value=value)
-
-
-def replay(func: SparseFunction, history: History) -> SparseFunction:
-    """Apply a recorded history's primitives to ``func`` again; the result equals the original's."""
-    for step in history.steps:
-        if step.stage != 1 or step.primitive not in STAGE1_PRIMITIVES:
-            raise ScheduleError(f"cannot replay step '{step.primitive}' at stage {step.stage}")
-        args = dict(step.args)
-        iteration = args.pop("iteration")
-        func = STAGE1_PRIMITIVES[step.primitive](func, iteration, **args)
-    return func

@@ -1,0 +1,113 @@
+"""Refusals for TVM primitives that TVM accepts on sparse loops but that compute wrong results.
+
+Each case is measured in ``shared/notes/stage2.md`` §2-§3:
+
+- ``split(..., disable_predication=True)`` of a loop whose extent is read from data (a row
+  length): the split assumes the extent is a multiple of the factor, which nothing can check
+  for row lengths, and the last partial tile of every row reads and writes past the row (§2.1 #14).
+- ``rfactor`` of a block under a data-dependent ``T.where`` (a predicated split of a row loop):
+  TVM puts the rf block's ``T.init`` under that predicate, so the accumulators of a row
+  shorter than the factor, or empty, are never initialised (§2.1 #11, a TVM bug).
+- a cache of a sparse buffer (one laid out by a variable axis) at the root, outside the row
+  block: the cache is the whole position-space box, copied with reads past each row's end (and
+  past nnz), and ``cache_write`` there crashes TVM (§3).
+
+``check_before`` runs before a primitive, ``check_after`` on its result (the caller rolls the
+schedule back when it raises, and prefixes the primitive's name to the message).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._tvm import Schedule, SBlockRV, TensorLoad, s_tir, structural_walk
+from ..errors import ScheduleError
+from ..ir.stage2 import ALLOCATED, Stage2Function
+from .tvm_primitives import CACHES
+
+
+def check_before(sch: Schedule, name: str, arguments: dict[str, Any]) -> None:
+    """Refuse ``name(**arguments)`` if it is one of the unsafe sparse patterns."""
+    if name == "split" and arguments.get("disable_predication"):
+        _refuse_unpredicated_split(sch, arguments["loop"])
+    if name == "rfactor":
+        _refuse_predicated_rfactor(sch, arguments["loop"])
+
+
+def check_after(sch: Schedule, f2: Optional[Stage2Function], name: str, result: Any) -> None:
+    """Refuse the step that returned ``result`` if it placed a sparse cache at the root (stage II)."""
+    if f2 is None or name not in CACHES:
+        return
+    for block in result if isinstance(result, list) else [result]:
+        _refuse_root_sparse_cache(sch, f2, block)
+
+
+def has_load(expr: Any) -> bool:
+    """True when ``expr`` reads a buffer, i.e. its value depends on data."""
+    found = [False]
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, TensorLoad):
+            found[0] = True
+        return not found[0]
+
+    structural_walk(expr, visit)
+    return found[0]
+
+
+def _refuse_unpredicated_split(sch: Schedule, loop: Any) -> None:
+    node = sch.get(loop)
+    if has_load(node.extent):
+        raise ScheduleError(
+            f"disable_predication=True on loop '{node.loop_var.name}' is refused: its extent "
+            f"{node.extent} is read from data (a row length), which need not be a multiple of the "
+            "factors, so the last tile of a row would run past its end; split it with predication"
+        )
+
+
+def _refuse_predicated_rfactor(sch: Schedule, loop: Any) -> None:
+    node = sch.get(loop)
+    for block in sch.get_child_blocks(loop):
+        predicate = _realize_of(sch, block).predicate
+        if has_load(predicate):
+            raise ScheduleError(
+                f"loop '{node.loop_var.name}' is refused: block '{sch.get(block).name_hint}' "
+                f"runs under the data-dependent predicate T.where({predicate}) (a predicated split of "
+                "a row loop), and TVM would put the rf init under it, leaving the accumulators of short "
+                "or empty rows uninitialised; rfactor a loop of fixed extent instead"
+            )
+
+
+def _realize_of(sch: Schedule, block: SBlockRV) -> Any:
+    target = sch.get(block)
+    found: list[Any] = []
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, s_tir.SBlockRealize) and node.block.same_as(target):
+            found.append(node)
+        return not found
+
+    structural_walk(sch.mod["main"].body, visit)
+    return found[0]
+
+
+def _refuse_root_sparse_cache(sch: Schedule, f2: Stage2Function, block: SBlockRV) -> None:
+    if not _is_under_root(sch, block):
+        return
+    node = sch.get(block)
+    sparse = {b.name for b in f2.buffers if b.role != ALLOCATED and any(a.is_variable for a in b.axes)}
+    touched = [r.source.name for r in list(node.reads) + list(node.writes) if r.source.name in sparse]
+    if touched:
+        raise ScheduleError(
+            f"the cache of sparse buffer '{touched[0]}' is refused: it would sit at the root, "
+            "outside the row block, as a copy of the whole position-space box that reads past the "
+            "end of every row; cache it from the inner block (or compute_at a loop inside the row block)"
+        )
+
+
+def _is_under_root(sch: Schedule, block: SBlockRV) -> bool:
+    """True when the nearest enclosing block of ``block`` is the function's root block."""
+    parent = sch.get_sref(block).parent
+    while parent is not None and not isinstance(parent.stmt, s_tir.SBlock):
+        parent = parent.parent
+    return parent is not None and parent.parent is None
