@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .kernels import Case, Impl
+from .kernels import Case, Impl, WrongShape
 
 RTOL = 1e-4
 
@@ -20,6 +20,8 @@ def mismatch(case: Case, impl: Impl, output: Any, rtol: float = RTOL) -> Optiona
     """Why ``output`` of ``impl`` is not the answer of ``case``, or None when it is."""
     try:
         got = np.asarray(impl.values(output))
+    except WrongShape as err:
+        return str(err)
     except Exception as err:  # a result we cannot even read is a wrong result
         return f"unreadable result ({type(err).__name__}: {err})"
     expected = case.expected

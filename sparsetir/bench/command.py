@@ -68,9 +68,11 @@ class Options:
         """The options given on the command line, checked."""
         smoke = bool(getattr(args, "smoke", False))
         matrices = [*(getattr(args, "matrices", None) or []), *(getattr(args, "matrix", None) or [])]
-        widths = getattr(args, "widths", None) or (SMOKE_WIDTHS if smoke else DEFAULT_WIDTHS)
-        kernels = getattr(args, "kernels", None) or DEFAULT_KERNELS
-        rounds = getattr(args, "rounds", None) or (SMOKE_ROUNDS if smoke else DEFAULT_ROUNDS)
+        widths = _given(args, "widths", SMOKE_WIDTHS if smoke else DEFAULT_WIDTHS)
+        kernels = _given(args, "kernels", DEFAULT_KERNELS)
+        rounds = _given(args, "rounds", SMOKE_ROUNDS if smoke else DEFAULT_ROUNDS)
+        if not widths or not kernels:
+            raise UsageError("--widths and --kernels need at least one value")
         unknown = [name for name in kernels if name not in KERNELS]
         if unknown:
             raise UsageError(
@@ -89,11 +91,16 @@ class Options:
             kernels=tuple(dict.fromkeys(kernels)),
             rounds=rounds,
             threads=threads,
-            seed=getattr(args, "seed", 0) or 0,
+            seed=_given(args, "seed", 0),
             out=Path(getattr(args, "out", None) or DEFAULT_OUT),
             smoke=smoke,
             quiet=bool(getattr(args, "quiet", False)),
         )
+
+
+def _given(args: argparse.Namespace, name: str, default):
+    value = getattr(args, name, None)
+    return default if value is None else value
 
 
 def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:

@@ -24,6 +24,10 @@ WORD = 4
 REFERENCE_CHUNK = 1 << 22
 
 
+class WrongShape(Exception):
+    """An answer whose structure (not its values) is wrong, e.g. an SDDMM with another pattern."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One kernel on one matrix at one width, with its operands and the exact answer."""
@@ -228,7 +232,7 @@ def _sddmm_ours(sddmm, matrix, operands):
             and np.array_equal(output.indices, matrix.indices)
         )
         if not same_pattern:
-            raise ValueError("its result does not have the sparsity pattern of A")
+            raise WrongShape("result does not have the sparsity pattern of A")
         return output.data
 
     return Impl("sparsetir", lambda: sddmm(matrix, x, y), values)

@@ -1,0 +1,245 @@
+"""``sparsetir bench``: a smoke run end to end, wrong kernels caught, bad options refused.
+
+The runs use a SciPy stand-in for ``sparsetir.ops`` (so they test the benchmark, not the
+kernels), except one that runs the real ops once they exist. No test looks at a timing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from sparsetir import cli, data
+from sparsetir.bench import check, kernels, report, run
+from sparsetir.bench.timing import Timing
+
+
+def _spmm(matrix, x):
+    return np.asarray(matrix @ x, dtype=np.float32)
+
+
+def _sddmm(matrix, x, y):
+    coo = matrix.tocoo()
+    values = coo.data * np.sum(x[coo.row] * y[coo.col], axis=1)
+    return scipy.sparse.csr_matrix((values, matrix.indices, matrix.indptr), shape=matrix.shape)
+
+
+def fake_ops(**overrides) -> types.ModuleType:
+    """A stand-in for sparsetir.ops computing with SciPy, with some kernels replaced."""
+    ops = types.ModuleType("fake_ops")
+    ops.spmm, ops.sddmm, ops.spmv = _spmm, _sddmm, _spmm
+    for name, kernel in overrides.items():
+        setattr(ops, name, kernel)
+    return ops
+
+
+def bench(argv, ops=None) -> int:
+    """Run ``sparsetir bench ARGV`` quietly, with ``ops`` in place of sparsetir.ops."""
+    args = cli.build_parser().parse_args(["bench", "--quiet", *argv])
+    return run(args, ops=ops)
+
+
+def test_smoke_run_writes_checked_results(tmp_path, capsys):
+    assert bench(["--smoke", "--out", str(tmp_path)], ops=fake_ops()) == 0
+    out = capsys.readouterr().out
+    assert "sparsetir ms" in out and "scipy ms" in out
+    assert "results matched SciPy" in out
+
+    document = json.loads((tmp_path / report.JSON_NAME).read_text())
+    assert document["schema"] == report.SCHEMA
+    assert document["passed"] is True
+    environment = document["environment"]
+    assert {"timestamp", "cpu", "threads", "versions", "load_average"} <= environment.keys()
+    assert {"sparsetir", "tvm", "numpy", "scipy", "torch"} <= environment["versions"].keys()
+    assert document["settings"]["widths"] == [32] and document["settings"]["smoke"] is True
+    assert [(row["matrix"], row["kernel"], row["width"]) for row in document["rows"]] == [
+        ("cora", "spmm", 32),
+        ("cora", "sddmm", 32),
+    ]
+    for row in document["rows"]:
+        assert row["passed"] is True
+        assert row["nnz"] == data.load("cora").nnz and row["bytes_moved"] > 0
+        assert {"sparsetir", "scipy"} <= row["impls"].keys()
+        for impl in row["impls"].values():
+            assert impl["error"] is None
+            # The warm-up's two answers and each round's last one are all checked.
+            assert impl["results_checked"] == 2 + document["settings"]["rounds"]
+            assert impl["ms"] > 0 and len(impl["round_ms"]) == document["settings"]["rounds"]
+        assert row["speedup"]["scipy"] > 0
+    assert set(document["summary"]) == {"spmm", "sddmm"}
+
+
+def test_smoke_run_draws_the_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    assert bench(["--smoke", "--rounds", "1", "--out", str(tmp_path)], ops=fake_ops()) == 0
+    assert (tmp_path / report.PLOT_NAME).read_bytes().startswith(b"\x89PNG")
+
+
+def test_without_the_bench_extra_no_plot_and_a_note(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    assert bench(["--smoke", "--rounds", "1", "--out", str(tmp_path)], ops=fake_ops()) == 0
+    assert "note: no plot: matplotlib is not installed" in capsys.readouterr().err
+    assert (tmp_path / report.JSON_NAME).is_file()
+    assert not (tmp_path / report.PLOT_NAME).exists()
+
+
+def test_smoke_run_of_sparsetir_ops(tmp_path, capsys):
+    ops = pytest.importorskip("sparsetir.ops")
+    if not any(hasattr(ops, name) for name in ("spmm", "sddmm")):
+        pytest.skip("sparsetir.ops has neither spmm nor sddmm yet")
+    status = cli.main(["bench", "--smoke", "--quiet", "--rounds", "1", "--out", str(tmp_path)])
+    assert status == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / report.JSON_NAME).read_text())["passed"] is True
+
+
+def _off_by_one_value(matrix, x):
+    result = _spmm(matrix, x)
+    result[5, 3] += 1.0
+    return result
+
+
+def _other_pattern(matrix, x, y):
+    return scipy.sparse.csr_matrix(matrix.shape, dtype=np.float32)
+
+
+def _raises(matrix, x, y):
+    raise RuntimeError("kernel exploded")
+
+
+@pytest.mark.parametrize(
+    "kernel, wrong, message",
+    [
+        ("spmm", _off_by_one_value, "1 of 86656 values differ from SciPy; worst at [5, 3]"),
+        ("sddmm", _other_pattern, "result does not have the sparsity pattern of A"),
+        ("sddmm", _raises, "raised RuntimeError: kernel exploded"),
+    ],
+    ids=["wrong-value", "wrong-pattern", "raises"],
+)
+def test_wrong_kernel_fails_the_run(tmp_path, capsys, kernel, wrong, message):
+    argv = ["--smoke", "--rounds", "1", "--out", str(tmp_path)]
+    status = bench(argv, ops=fake_ops(**{kernel: wrong}))
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "sparsetir bench: FAILED: 1 implementation(s) gave wrong answers" in err
+    assert f"sparsetir {kernel} on cora (width 32): {message}" in err
+    document = json.loads((tmp_path / report.JSON_NAME).read_text())
+    assert document["passed"] is False
+    [failed] = [row for row in document["rows"] if not row["passed"]]
+    assert message in failed["impls"]["sparsetir"]["error"]
+    assert failed["impls"]["sparsetir"]["ms"] is None
+
+
+def test_missing_matrix_file_is_a_usage_error(tmp_path, capsys):
+    missing = tmp_path / "missing.npz"
+    assert cli.main(["bench", "--smoke", "--matrix", str(missing)]) == 2
+    assert capsys.readouterr().err == f"sparsetir bench: matrix file {missing}: no such file\n"
+    assert not (tmp_path / report.JSON_NAME).exists()
+
+
+def test_unknown_matrix_name_lists_where_it_looked(capsys):
+    assert cli.main(["bench", "--smoke", "no_such_matrix"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sparsetir bench: no matrix named 'no_such_matrix'")
+    assert str(data.PACKAGE_DIR) in err
+
+
+def test_matrix_file_and_name(tmp_path, capsys):
+    small = scipy.sparse.random(40, 30, density=0.2, format="csr", dtype=np.float32, random_state=1)
+    small.sort_indices()
+    scipy.sparse.save_npz(tmp_path / "small.npz", small)
+    argv = ["--matrix", str(tmp_path / "small.npz"), "cora", "--kernels", "spmv,spmm"]
+    assert bench([*argv, "--widths", "4", "--rounds", "1", "--out", str(tmp_path)], fake_ops()) == 0
+    rows = json.loads((tmp_path / report.JSON_NAME).read_text())["rows"]
+    assert [(row["matrix"], row["kernel"], row["width"]) for row in rows] == [
+        ("cora", "spmv", None),
+        ("cora", "spmm", 4),
+        ("small", "spmv", None),
+        ("small", "spmm", 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--kernels", "spmm,gemm"], "unknown kernel 'gemm' (choose from spmm, sddmm, spmv)"),
+        (["--widths", "0"], "--widths must be positive"),
+        (["--rounds", "0"], "--rounds must be at least 1"),
+    ],
+)
+def test_bad_options_are_usage_errors(capsys, argv, message):
+    assert bench(argv, ops=fake_ops()) == 2
+    assert capsys.readouterr().err.startswith(f"sparsetir bench: {message}")
+
+
+def test_widths_must_be_integers(capsys):
+    assert cli.main(["bench", "--widths", "32,wide"]) == 2
+    assert "argument --widths: '32,wide' is not a comma-separated list" in capsys.readouterr().err
+
+
+def test_kernel_missing_from_ops_is_skipped_with_a_note(tmp_path, capsys):
+    ops = fake_ops()
+    del ops.sddmm
+    assert bench(["--smoke", "--rounds", "1", "--out", str(tmp_path)], ops=ops) == 0
+    assert "note: skipped sddmm: fake_ops has no sddmm()" in capsys.readouterr().err
+    rows = json.loads((tmp_path / report.JSON_NAME).read_text())["rows"]
+    assert [row["kernel"] for row in rows] == ["spmm"]
+
+
+def test_no_kernel_at_all_is_refused(capsys):
+    assert bench(["--smoke"], ops=types.ModuleType("empty_ops")) == 2
+    assert "nothing to run: skipped spmm" in capsys.readouterr().err
+
+
+def _case(kernel: str, width: int = 3):
+    matrix = data.load("cora")
+    return kernels.KERNELS[kernel].case("cora", matrix, width, seed=0)
+
+
+def test_check_allows_float32_rounding_where_terms_cancel():
+    case = _case("spmm")
+    impl = kernels.Impl("x", lambda: None, np.asarray)
+    # float32 rounding of a sum near zero is large relative to the sum, small to its terms.
+    rounded = case.expected + 1e-6 * case.magnitude
+    assert check.mismatch(case, impl, rounded) is None
+    assert "worst at" in check.mismatch(case, impl, case.expected + 1e-3 * case.magnitude)
+
+
+def test_check_catches_nan_and_shape():
+    case = _case("sddmm")
+    impl = kernels.Impl("x", lambda: None, np.asarray)
+    broken = case.expected.copy()
+    broken[7] = np.nan
+    row, col = case.locate(7)
+    assert f"1 of {case.matrix.nnz} values differ from SciPy; worst at [{row}, {col}]" in (
+        check.mismatch(case, impl, broken)
+    )
+    assert "has shape (3,)" in check.mismatch(case, impl, np.zeros(3))
+
+
+def _timing(*round_ms: float) -> Timing:
+    return Timing(first_call_ms=1.0, round_ms=list(round_ms))
+
+
+def test_speedups_and_summary():
+    def row(width, ours, scipy_ms, torch_ms):
+        timings = {"sparsetir": _timing(ours), "scipy": _timing(scipy_ms), "torch": _timing(torch_ms)}
+        return report.Row("m", "m.npz", (4, 4), 8, "spmm", width, 1_000_000, timings)
+
+    rows = [row(32, 1.0, 2.0, 4.0), row(128, 2.0, 16.0, 1.0)]
+    assert rows[0].faster_peer == "scipy" and rows[0].speedup("scipy") == 2.0
+    assert rows[1].faster_peer == "torch" and rows[1].speedup("torch") == 0.5
+    assert rows[0].gbps("sparsetir") == 1.0  # 1 MB in 1 ms
+    stats = report.summary(rows)["spmm"]
+    assert stats["geomean_speedup"] == pytest.approx(1.0)
+    assert stats["min_speedup"] == 0.5 and stats["min_at"] == {
+        "matrix": "m", "width": 128, "peer": "torch"
+    }
+    lines = report.table(rows).splitlines()
+    assert lines[0].split()[-2:] == ["vs", "faster"]
+    assert lines[1].endswith("2.00x") and lines[2].endswith("0.50x")
