@@ -74,7 +74,7 @@ def _refuse_predicated_rfactor(sch: Schedule, loop: Any) -> None:
                 f"loop '{node.loop_var.name}' is refused: block '{sch.get(block).name_hint}' "
                 f"runs under the data-dependent predicate T.where({predicate}) (a predicated split of "
                 "a row loop), and TVM would put the rf init under it, leaving the accumulators of short "
-                "or empty rows uninitialised; rfactor a loop of fixed extent instead"
+                "or empty rows uninitialised (a TVM bug); leave the row loop unsplit when using rfactor"
             )
 
 

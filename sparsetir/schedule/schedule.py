@@ -121,7 +121,8 @@ class Schedule:
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name not in TRANSFORMS and name not in QUERIES:
-            raise AttributeError(f"'Schedule' object has no attribute '{name}'")
+            offered = " (sparsetir.schedule.tvm_primitives lists the TVM primitives offered)" if hasattr(TVMSchedule, name) else ""
+            raise AttributeError(f"'Schedule' object has no attribute '{name}'{offered}")
 
         def primitive(*args: Any, **kwargs: Any) -> Any:
             return self._tvm_primitive(name, args, kwargs)
@@ -150,9 +151,9 @@ class Schedule:
 
     def _transform(self, name: str, arguments: dict[str, Any]) -> Any:
         """Apply a TVM primitive as a guarded, checked, recorded step; roll back if refused."""
-        recorded = {k: encode(self._tvm, v) for k, v in arguments.items()}
         backup = self._tvm.copy()  # TVM keeps every handle valid in the copy
         try:
+            recorded = {k: encode(self._tvm, v) for k, v in arguments.items()}
             check_before(self._tvm, name, arguments)
             result = call_with(getattr(self._tvm, name), arguments)
             check_after(self._tvm, self.func if self._stage == 2 else None, name, result)
