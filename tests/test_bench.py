@@ -228,7 +228,9 @@ def _timing(*round_ms: float) -> Timing:
 
 def test_speedups_and_summary():
     def row(width, ours, scipy_ms, torch_ms):
-        timings = {"sparsetir": _timing(ours), "scipy": _timing(scipy_ms), "torch": _timing(torch_ms)}
+        timings = {
+            "sparsetir": _timing(ours), "scipy": _timing(scipy_ms), "torch": _timing(torch_ms)
+        }
         return report.Row("m", "m.npz", (4, 4), 8, "spmm", width, 1_000_000, timings)
 
     rows = [row(32, 1.0, 2.0, 4.0), row(128, 2.0, 16.0, 1.0)]

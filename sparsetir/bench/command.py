@@ -67,7 +67,7 @@ class Options:
     def from_args(cls, args: argparse.Namespace) -> "Options":
         """The options given on the command line, checked."""
         smoke = bool(getattr(args, "smoke", False))
-        matrices = [*(getattr(args, "matrices", None) or []), *(getattr(args, "matrix", None) or [])]
+        matrices = [*_given(args, "matrices", []), *_given(args, "matrix", [])]
         widths = _given(args, "widths", SMOKE_WIDTHS if smoke else DEFAULT_WIDTHS)
         kernels = _given(args, "kernels", DEFAULT_KERNELS)
         rounds = _given(args, "rounds", SMOKE_ROUNDS if smoke else DEFAULT_ROUNDS)
@@ -191,8 +191,9 @@ def _set_threads(threads: Optional[int]) -> int:
     from sparsetir._tvm import tvm
 
     if threads is not None:
-        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool.
-        tvm.get_global_func("runtime.config_threadpool")(0, threads)
+        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool
+        # (mode 1: the "big" cores, which on x86 are all of them).
+        tvm.get_global_func("runtime.config_threadpool")(1, threads)
     return int(tvm.runtime.num_threads())
 
 
@@ -201,7 +202,9 @@ def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
     try:
         import torch
     except ModuleNotFoundError:
-        notes.append("torch is not installed: SciPy is the only peer (pip install 'sparsetir[torch]')")
+        notes.append(
+            "torch is not installed: SciPy is the only peer (pip install 'sparsetir[torch]')"
+        )
         return None
     torch.set_num_threads(threads)
     return torch

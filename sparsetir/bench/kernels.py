@@ -95,9 +95,10 @@ class Kernel:
 
     def impls(self, case: Case, ours: Callable, torch: Optional[ModuleType]) -> list[Impl]:
         """sparsetir's implementation (``ours``, from sparsetir.ops), then each peer's."""
-        impls = [self.ours(ours, case.matrix, case.operands), self.scipy(case.matrix, case.operands)]
+        matrix, operands = case.matrix, case.operands
+        impls = [self.ours(ours, matrix, operands), self.scipy(matrix, operands)]
         if torch is not None:
-            impls.append(self.torch(torch, case.matrix, case.operands))
+            impls.append(self.torch(torch, matrix, operands))
         return impls
 
 
@@ -190,7 +191,7 @@ def _spmv_torch(torch, matrix, operands):
     return Impl("torch", lambda: torch.mv(a, x), _torch_values)
 
 
-# --------------------------------------------------------------- SDDMM: A * (X @ Y.T) on A's pattern
+# ---------------------------------------------------------- SDDMM: A * (X @ Y.T) on A's pattern
 
 
 def _sddmm_operands(matrix, width, rng):

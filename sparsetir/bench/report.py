@@ -106,7 +106,9 @@ class Row:
                 for name, t in self.timings.items()
             },
             "speedup": {peer: self.speedup(peer) for peer in self.peers},
-            "speedup_from_best_rounds": {peer: self.speedup(peer, best=True) for peer in self.peers},
+            "speedup_from_best_rounds": {
+                peer: self.speedup(peer, best=True) for peer in self.peers
+            },
             "faster_peer": self.faster_peer,
             "speedup_faster_peer": self.speedup(self.faster_peer),
         }
