@@ -72,8 +72,8 @@ class Kernel:
     reference: Callable[[scipy.sparse.csr_matrix, tuple], tuple[np.ndarray, np.ndarray]]
     bytes_moved: Callable[[scipy.sparse.csr_matrix, int], int]
     ours: Callable[[Callable, scipy.sparse.csr_matrix, tuple], Impl]
-    scipy: Callable[[scipy.sparse.csr_matrix, tuple], Impl]
-    torch: Callable[[Any, scipy.sparse.csr_matrix, tuple], Impl]
+    scipy_peer: Callable[[scipy.sparse.csr_matrix, tuple], Impl]
+    torch_peer: Callable[[Any, scipy.sparse.csr_matrix, tuple], Impl]
 
     def case(
         self, name: str, matrix: scipy.sparse.csr_matrix, width: Optional[int], seed: int
@@ -96,9 +96,9 @@ class Kernel:
     def impls(self, case: Case, ours: Callable, torch: Optional[ModuleType]) -> list[Impl]:
         """sparsetir's implementation (``ours``, from sparsetir.ops), then each peer's."""
         matrix, operands = case.matrix, case.operands
-        impls = [self.ours(ours, matrix, operands), self.scipy(matrix, operands)]
+        impls = [self.ours(ours, matrix, operands), self.scipy_peer(matrix, operands)]
         if torch is not None:
-            impls.append(self.torch(torch, matrix, operands))
+            impls.append(self.torch_peer(torch, matrix, operands))
         return impls
 
 
@@ -270,8 +270,8 @@ KERNELS: dict[str, Kernel] = {
         reference=_spmm_reference,
         bytes_moved=_spmm_bytes,
         ours=_spmm_ours,
-        scipy=_spmm_scipy,
-        torch=_spmm_torch,
+        scipy_peer=_spmm_scipy,
+        torch_peer=_spmm_torch,
     ),
     "sddmm": Kernel(
         name="sddmm",
@@ -281,8 +281,8 @@ KERNELS: dict[str, Kernel] = {
         reference=_sddmm_reference,
         bytes_moved=_sddmm_bytes,
         ours=_sddmm_ours,
-        scipy=_sddmm_scipy,
-        torch=_sddmm_torch,
+        scipy_peer=_sddmm_scipy,
+        torch_peer=_sddmm_torch,
     ),
     "spmv": Kernel(
         name="spmv",
@@ -292,7 +292,7 @@ KERNELS: dict[str, Kernel] = {
         reference=_spmm_reference,
         bytes_moved=_spmv_bytes,
         ours=_spmv_ours,
-        scipy=_spmm_scipy,
-        torch=_spmv_torch,
+        scipy_peer=_spmm_scipy,
+        torch_peer=_spmv_torch,
     ),
 }
