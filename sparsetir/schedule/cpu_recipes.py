@@ -76,7 +76,7 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
 
 
 def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int = 8,
-                       block0: Optional[str] = None, parallel_chunks: int = 16) -> None:
+                       block0: Optional[str] = None, parallel_chunks: int = 16, scope: str = "local") -> None:
     """Lane-parallel dot products for SDDMM (CSR nested form, or the COO form of sparse_fuse).
 
     Before (CSR; with ``block0`` given)::
@@ -101,7 +101,8 @@ def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int 
     j, k = sch.get_loops(block1)[-2:]
     _, ki = sch.split(k, [None, vector_width], disable_predication=True)
     rf = sch.rfactor(ki, 0)
-    sch.set_scope(rf, 0, "local")
+    if scope != "global":
+        sch.set_scope(rf, 0, scope)
     sch.reverse_compute_at(block1, sch.get_loops(rf)[-3])
     sch.vectorize(sch.get_loops(rf)[-1])
     if block0 is not None:

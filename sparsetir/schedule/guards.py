@@ -12,6 +12,11 @@ Each case is measured in ``shared/notes/stage2.md`` §2-§3:
   block: the cache is the whole position-space box, copied with reads past each row's end (and
   past nnz), and ``cache_write`` there crashes TVM (§3).
 
+- ``fuse`` of a data-dependent reduction loop (the row's nonzeros) with a spatial loop of a
+  block that has a ``T.init``: the fused loop is empty for an empty row, so the spatial points
+  of that row are never initialised, and LowerSparseBuffer cannot hoist the init out of the
+  fused loop (found by ``tests/schedule/test_guards.py``; ``decompose_reduction`` first is fine).
+
 ``check_before`` runs before a primitive, ``check_after`` on its result (the caller rolls the
 schedule back when it raises, and prefixes the primitive's name to the message).
 """
@@ -20,10 +25,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._tvm import Schedule, SBlockRV, TensorLoad, s_tir, structural_walk
+from .._tvm import Schedule, SBlockRV, TensorLoad, Var, s_tir, structural_walk
 from ..errors import ScheduleError
 from ..ir.stage2 import ALLOCATED, Stage2Function
 from .tvm_primitives import CACHES
+
+# tirx.IterVar kinds
+_SPATIAL = 0
+_REDUCE = 2
 
 
 def check_before(sch: Schedule, name: str, arguments: dict[str, Any]) -> None:
@@ -32,6 +41,8 @@ def check_before(sch: Schedule, name: str, arguments: dict[str, Any]) -> None:
         _refuse_unpredicated_split(sch, arguments["loop"])
     if name == "rfactor":
         _refuse_predicated_rfactor(sch, arguments["loop"])
+    if name == "fuse":
+        _refuse_fused_row_reduction(sch, arguments["loops"])
 
 
 def check_after(sch: Schedule, f2: Optional[Stage2Function], name: str, result: Any) -> None:
@@ -76,6 +87,43 @@ def _refuse_predicated_rfactor(sch: Schedule, loop: Any) -> None:
                 "a row loop), and TVM would put the rf init under it, leaving the accumulators of short "
                 "or empty rows uninitialised (a TVM bug); leave the row loop unsplit when using rfactor"
             )
+
+
+def _refuse_fused_row_reduction(sch: Schedule, loops: list[Any]) -> None:
+    nodes = [sch.get(loop) for loop in loops]
+    rows = [n for n in nodes if has_load(n.extent)]
+    if not rows or not loops:
+        return
+    for block in sch.get_child_blocks(loops[0]):
+        realize = _realize_of(sch, block)
+        if realize.block.init is None:
+            continue
+        bound = list(zip(realize.block.iter_vars, realize.iter_values))
+
+        def drives(loop: Any, kind: int) -> bool:
+            return any(int(iv.iter_type) == kind and _uses(value, loop.loop_var) for iv, value in bound)
+
+        row = next((r for r in rows if drives(r, _REDUCE)), None)
+        spatial = next((n for n in nodes if not has_load(n.extent) and drives(n, _SPATIAL)), None)
+        if row is not None and spatial is not None:
+            raise ScheduleError(
+                f"fusing the row loop '{row.loop_var.name}' with the spatial loop '{spatial.loop_var.name}' is "
+                f"refused: block '{realize.block.name_hint}' initialises its output in T.init, and the fused "
+                "loop is empty for an empty row, so that row's output would never be initialised; call "
+                f"decompose_reduction on '{realize.block.name_hint}' first"
+            )
+
+
+def _uses(expr: Any, var: Var) -> bool:
+    found = [False]
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, Var) and node.same_as(var):
+            found[0] = True
+        return not found[0]
+
+    structural_walk(expr, visit)
+    return found[0]
 
 
 def _realize_of(sch: Schedule, block: SBlockRV) -> Any:
