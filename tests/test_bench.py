@@ -126,7 +126,7 @@ def test_wrong_kernel_fails_the_run(tmp_path, capsys, kernel, wrong, message):
     status = bench(argv, ops=fake_ops(**{kernel: wrong}))
     assert status == 1
     err = capsys.readouterr().err
-    assert "sparsetir bench: FAILED: 1 implementation(s) gave wrong answers" in err
+    assert "sparsetir bench: FAILED: 1 implementation(s) gave a wrong answer or an error" in err
     assert f"sparsetir {kernel} on cora (width 32): {message}" in err
     document = json.loads((tmp_path / report.JSON_NAME).read_text())
     assert document["passed"] is False

@@ -290,18 +290,31 @@ def _verdict(rows) -> int:
     failures = [
         f"  {impl} {row.kernel} on {row.matrix}"
         + ("" if row.width is None else f" (width {row.width})")
-        + f": {error}"
+        + f": {_shortened(error)}"
         for row in rows
         for impl, error in row.errors.items()
     ]
     checked = sum(t.results_checked for row in rows for t in row.timings.values())
     if failures:
         print(
-            f"sparsetir bench: FAILED: {len(failures)} implementation(s) gave wrong answers "
-            f"(checked against SciPy in float64, rtol {RTOL:g} of each value's magnitude):\n"
+            f"sparsetir bench: FAILED: {len(failures)} implementation(s) gave a wrong answer or "
+            f"an error (answers checked against SciPy in float64, rtol {RTOL:g} of each "
+            "value's magnitude):\n"
             + "\n".join(failures),
             file=sys.stderr,
         )
         return EXIT_FAILED
     print(f"all {checked} results matched SciPy (rtol {RTOL:g} of each value's magnitude)")
     return 0
+
+
+def _shortened(error: str, head: int = 3, tail: int = 4) -> str:
+    # A compiler error can quote a whole program; its first and last lines say what went
+    # wrong, and the JSON keeps every line.
+    lines = [line for line in error.splitlines() if line.strip()]
+    if len(lines) <= head + tail + 1:
+        return error
+    skipped = len(lines) - head - tail
+    return "\n".join(
+        [*lines[:head], f"    ... {skipped} more lines in {report.JSON_NAME} ...", *lines[-tail:]]
+    )
