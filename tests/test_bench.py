@@ -245,3 +245,33 @@ def test_speedups_and_summary():
     lines = report.table(rows).splitlines()
     assert lines[0].split()[-2:] == ["vs", "faster"]
     assert lines[1].endswith("2.00x") and lines[2].endswith("0.50x")
+
+
+def test_long_errors_are_shortened_on_stderr_and_whole_in_json(tmp_path, capsys):
+    long_message = "\n".join(f"line {i}" for i in range(50))
+
+    def raises_long(matrix, x):
+        raise RuntimeError(long_message)
+
+    argv = ["--smoke", "--rounds", "1", "--kernels", "spmm", "--out", str(tmp_path)]
+    assert bench(argv, ops=fake_ops(spmm=raises_long)) == 1
+    err = capsys.readouterr().err
+    assert "raised RuntimeError: line 0\nline 1\nline 2\n" in err
+    assert "... 43 more lines in bench.json ...\nline 46\nline 47\nline 48\nline 49" in err
+    [row] = json.loads((tmp_path / report.JSON_NAME).read_text())["rows"]
+    assert row["impls"]["sparsetir"]["error"] == f"raised RuntimeError: {long_message}"
+
+
+def test_threads_option_sets_tvm_and_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sparsetir._tvm import tvm
+
+    before = (int(tvm.runtime.num_threads()), torch.get_num_threads())
+    try:
+        argv = ["--smoke", "--rounds", "1", "--threads", "1", "--out", str(tmp_path)]
+        assert bench(argv, ops=fake_ops()) == 0
+    finally:
+        tvm.get_global_func("runtime.config_threadpool")(1, before[0])
+        torch.set_num_threads(before[1])
+    threads = json.loads((tmp_path / report.JSON_NAME).read_text())["environment"]["threads"]
+    assert threads == {"sparsetir": 1, "torch": 1, "scipy": 1}
