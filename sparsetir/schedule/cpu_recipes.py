@@ -35,7 +35,7 @@ def spmm_register_tile(feat: int, vector_width: int = 8, max_vectors: int = 8) -
 
 def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
                       vector_width: int = 8, max_vectors: int = 8,
-                      cache_write: bool = True) -> None:
+                      cache_write: bool = True, scope: str = "local") -> None:
     """Register-tiled, row-parallel CSR SpMM.
 
     Before (stage II; the outermost loop is either ``i`` or a row-partition loop ``t`` whose
@@ -65,7 +65,7 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
     ko, ku, kv = sch.split(k, [None, U, vector_width], disable_predication=True)
     sch.reorder(ko, j, ku, kv)
     if cache_write:
-        cw = sch.cache_write(block1, 0, "local")
+        cw = sch.cache_write(block1, 0, scope)
         sch.reverse_compute_at(cw, ko)
         _, wv = sch.split(sch.get_loops(cw)[-1], [None, vector_width], disable_predication=True)
         sch.vectorize(wv)
@@ -129,7 +129,7 @@ def schedule_rows_parallel(sch: Schedule, block0: str) -> None:
 
 
 def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
-                  max_vectors: int = 8, cache_write: bool = False) -> None:
+                  max_vectors: int = 8, cache_write: bool = True) -> None:
     """``schedule_spmm_cpu`` with the widest vector width that divides ``feat``.
 
     A width with no vector lanes (odd ``feat``) keeps the loop order and only parallelises.
@@ -139,11 +139,41 @@ def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int
         schedule_rows_parallel(sch, block0)
         return
     schedule_spmm_cpu(sch, block0, block1, feat, vector_width=width, max_vectors=max_vectors,
-                      cache_write=cache_write)
+                      cache_write=cache_write, scope="global")
 
 
 def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
-    """CSR SDDMM: row chunks in parallel."""
+    """CSR SDDMM (nested form, ``block1`` over ``j`` spatial and ``k`` reduce): vector dot products.
+
+    Before (stage II, the row loop partitioned)::
+
+        for t: for i in chunk t:  block0 (vi)
+            for j in row vi: for k in range(feat):  block1
+                O[vi, vj] += A[vi, vj] * X[vi, vk] * Y[J_indices[vi, vj], vk]
+
+    After (V = vector width)::
+
+        for t parallel: for i: for j:
+            rf[V] = 0; for ko: rf[0:V] += A * X[vi, ko*V:+V] * Y[.., ko*V:+V]      (vector FMA)
+            acc[0] = rf[0] + ... + rf[V-1]; O[vi, vj] = acc[0]                     (lane sum)
+
+    Every intermediate is a ``global``-scope buffer that TVM compacts to a few elements and
+    LLVM keeps in registers (a ``local`` one would become a heap workspace, see the notes).
+    """
+    width = vector_width_for(feat, lanes)
+    if width == 1:
+        schedule_rows_parallel(sch, block0)
+        return
+    j, k = sch.get_loops(block1)[-2:]
+    _, ki = sch.split(k, [None, width], disable_predication=True)
+    rf = sch.rfactor(ki, 0)
+    sch.reverse_compute_at(block1, sch.get_loops(rf)[-3])
+    sch.vectorize(sch.get_loops(rf)[-1])
+    sch.decompose_reduction(rf, sch.get_loops(rf)[-2])
+    cw = sch.cache_write(block1, 0, "global")
+    sch.reverse_compute_at(cw, sch.get_loops(block1)[-2])
+    sch.unroll(sch.get_loops(block1)[-1])
+    sch.decompose_reduction(block1, sch.get_loops(block1)[-1])
     schedule_rows_parallel(sch, block0)
 
 
