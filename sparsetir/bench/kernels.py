@@ -20,7 +20,7 @@ import scipy.sparse
 
 # Bytes of one float32 value or one int32 index.
 WORD = 4
-# Rows of the nnz-by-width temporaries the float64 SDDMM reference makes at once (memory bound).
+# Elements of the nnz-by-width temporaries the float64 SDDMM reference makes at once.
 REFERENCE_CHUNK = 1 << 22
 
 
@@ -66,7 +66,6 @@ class Kernel:
     """A benchmarked kernel: how to build its cases and its implementations."""
 
     name: str
-    summary: str
     has_width: bool
     operands: Callable[[scipy.sparse.csr_matrix, int, np.random.Generator], tuple]
     reference: Callable[[scipy.sparse.csr_matrix, tuple], tuple[np.ndarray, np.ndarray]]
@@ -116,7 +115,8 @@ def _as64(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csr_matrix:
 
 
 def _torch_csr(torch: ModuleType, matrix: scipy.sparse.csr_matrix):
-    # int64 indices are torch's native ones: int32 would be converted inside every call.
+    # int64 is torch's native index type (sampled_addmm answers with int64 indices even for
+    # int32 input), so the peer is not charged for index conversions.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
         return torch.sparse_csr_tensor(
@@ -264,7 +264,6 @@ def _sddmm_torch(torch, matrix, operands):
 KERNELS: dict[str, Kernel] = {
     "spmm": Kernel(
         name="spmm",
-        summary="C = A @ X (X dense, width columns)",
         has_width=True,
         operands=_spmm_operands,
         reference=_spmm_reference,
@@ -275,7 +274,6 @@ KERNELS: dict[str, Kernel] = {
     ),
     "sddmm": Kernel(
         name="sddmm",
-        summary="O[i,j] = A[i,j] * dot(X[i], Y[j]) on A's nonzeros",
         has_width=True,
         operands=_sddmm_operands,
         reference=_sddmm_reference,
@@ -286,7 +284,6 @@ KERNELS: dict[str, Kernel] = {
     ),
     "spmv": Kernel(
         name="spmv",
-        summary="y = A @ x (x a dense vector)",
         has_width=False,
         operands=_spmv_operands,
         reference=_spmm_reference,
