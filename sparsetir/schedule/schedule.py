@@ -180,7 +180,11 @@ class Schedule:
             args = dict(step.args)
             self._stage1(step.primitive, args.pop("iteration"), **args)
         elif step.primitive in TRANSFORMS:
-            self._transform(step.primitive, {k: decode(self._tvm, v) for k, v in step.args.items()})
+            try:
+                arguments = {k: decode(self._tvm, v) for k, v in step.args.items()}
+            except Exception as err:
+                raise _refusal(step.primitive, err) from err
+            self._transform(step.primitive, arguments)
         else:
             raise ScheduleError(f"cannot replay unknown step '{step.primitive}'")
 

@@ -4,6 +4,8 @@ import pytest
 
 import sparsetir
 from sparsetir.schedule import History, Schedule, replay
+from schedule_helpers import assert_computes_reference, stage1
+from workloads import WORKLOADS
 
 HEADER = '''from sparsetir.script import tir as T
 
@@ -94,3 +96,53 @@ def test_history_snapshots_verify_print_and_replay():
     reloaded = History.from_json(sch.history.to_json())
     assert reloaded == sch.history
     sparsetir.assert_structural_equal(replay(original, reloaded), sch.func)
+
+
+# -- stage-I schedules on the workload fixtures: golden, and the built kernel is still right ---
+
+BSR_ITER = 'with T.sp_iter([IO, II, JO, JI, K], "SSRRS", "bsr_spmm") as [io, ii, jo, ji, k]:'
+BSR_REORDERED = 'with T.sp_iter([IO, JO, II, K, JI], "SRSSR", "bsr_spmm") as [io, jo, ii, k, ji]:'
+
+
+def test_sparse_reorder_golden_on_bsr_fixture():
+    before = stage1("bsr_spmm")
+    text = WORKLOADS["bsr_spmm"].path.read_text()
+    assert BSR_ITER in text
+    expected = sparsetir.parse(text.replace(BSR_ITER, BSR_REORDERED))
+    sch = Schedule(before)
+    sch.sparse_reorder("bsr_spmm", ["IO", "JO", "II", "K", "JI"])
+    sparsetir.assert_structural_equal(sch.func, expected)
+
+
+STAGE1_SCHEDULES = [
+    ("csr_spmm", "sparse_reorder", lambda s: s.sparse_reorder("csr_spmm", ["I", "K", "J"])),
+    ("bsr_spmm", "sparse_reorder", lambda s: s.sparse_reorder("bsr_spmm", ["IO", "JO", "II", "K", "JI"])),
+    ("sddmm", "sparse_fuse", lambda s: s.sparse_fuse("sddmm", ["I", "J"])),
+    ("csr_elementwise", "sparse_fuse", lambda s: s.sparse_fuse("csr_elementwise", ["I", "J"])),
+    ("csr_spmm", "annotate_sparse_iter", lambda s: s.annotate_sparse_iter("csr_spmm", "preprocess", True)),
+]
+
+
+@pytest.mark.parametrize(
+    "name, primitive, schedule", STAGE1_SCHEDULES, ids=[f"{n}-{p}" for n, p, _ in STAGE1_SCHEDULES]
+)
+def test_stage1_schedule_computes_reference(name, primitive, schedule):
+    original = stage1(name)
+    sch = Schedule(original)
+    schedule(sch)
+    assert [s.primitive for s in sch.history] == [primitive]
+    assert_computes_reference(name, sch)
+    sparsetir.assert_structural_equal(replay(original, History.from_json(sch.history.to_json())), sch.func)
+
+
+def test_stage1_then_stage2_schedule():
+    """A reordered iteration lowers to reordered loops, which TVM's primitives then schedule."""
+    sch = Schedule(stage1("csr_spmm"))
+    sch.sparse_reorder("csr_spmm", ["I", "K", "J"])
+    sch.lower_sparse_iter()
+    i, k = sch.get_loops(sch.get_sblock("csr_spmm0"))  # the row block now spans (i, k)
+    (j,) = sch.get_loops(sch.get_sblock("csr_spmm1"))
+    assert [sch.get(lp).loop_var.name for lp in (i, k, j)] == ["i", "k", "j"]
+    _, ki = sch.split(k, [None, 4])
+    sch.unroll(ki)
+    assert_computes_reference("csr_spmm", sch)
