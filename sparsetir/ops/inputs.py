@@ -168,6 +168,8 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
 def _fingerprint(A: Any) -> tuple:
     """Identity of the arrays inside ``A`` (pointers, shapes, dtypes): changes when one is replaced."""
     if is_torch_tensor(A):
+        if A.layout != torch_module().sparse_csr:
+            return (str(A.layout), A.data_ptr() if A.layout == torch_module().strided else id(A))
         parts = (A.crow_indices(), A.col_indices(), A.values())
         return tuple((t.data_ptr(), tuple(t.shape), str(t.dtype)) for t in parts) + (tuple(A.shape),)
     arrays = [getattr(A, name, None) for name in ("data", "indptr", "indices")]

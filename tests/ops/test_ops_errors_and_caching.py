@@ -1,0 +1,94 @@
+"""Bad input gives clear errors; compilation and per-matrix preparation happen once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsetir
+import sparsetir.ops as ops
+from sparsetir.runtime.cache import default_cache
+
+from ops_matrices import random_csr
+
+
+@pytest.fixture
+def A():
+    return random_csr(20, 15, 0.2, 11)
+
+
+def test_wrong_dtype_is_named(A):
+    with pytest.raises(sparsetir.ArgumentError, match=r"spmm: X: dtype float64 does not match .* float32"):
+        ops.spmm(A, np.ones((15, 4)))
+
+
+def test_wrong_shape_is_named(A):
+    with pytest.raises(sparsetir.ArgumentError, match=r"spmm: X: expected 15 rows"):
+        ops.spmm(A, np.ones((14, 4), np.float32))
+    with pytest.raises(sparsetir.ArgumentError, match=r"spmm: X: expected a 2-D array"):
+        ops.spmm(A, np.ones(15, np.float32))
+    with pytest.raises(sparsetir.ArgumentError, match=r"sddmm: Y: has 3 columns, but X has 4"):
+        ops.sddmm(A, np.ones((20, 4), np.float32), np.ones((15, 3), np.float32))
+
+
+def test_inconsistent_indptr_is_named():
+    bad = sp.csr_matrix((np.ones(3, np.float32), np.array([0, 1, 2]), np.array([0, 2, 1, 3])), shape=(3, 3))
+    with pytest.raises(ValueError, match=r"spmm: A: indptr must be non-decreasing, but indptr\[1\] = 2 > indptr\[2\] = 1"):
+        ops.spmm(bad, np.ones((3, 2), np.float32))
+    short = sp.csr_matrix((3, 3), dtype=np.float32)
+    short.indptr = np.array([0, 0, 0, 1], np.int32)
+    with pytest.raises(ValueError, match=r"indptr\[-1\] must equal the number of stored values 0"):
+        ops.spmm(short, np.ones((3, 2), np.float32))
+
+
+def test_out_of_range_column_is_named():
+    bad = sp.csr_matrix((np.ones(2, np.float32), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+    bad.indices[1] = 7
+    ops.forget(bad)
+    with pytest.raises(ValueError, match=r"column index 7 is out of range for 2 columns"):
+        ops.spmm(bad, np.ones((2, 2), np.float32))
+
+
+def test_other_formats_and_value_dtypes_refused(A):
+    with pytest.raises(ValueError, match=r"expected a scipy.sparse CSR matrix .* 'coo' matrix.*tocsr"):
+        ops.spmm(A.tocoo(), np.ones((15, 2), np.float32))
+    with pytest.raises(ValueError, match=r"values must be float32 or float64, got int64"):
+        ops.spmm(A.astype(np.int64), np.ones((15, 2), np.int64))
+    with pytest.raises(ValueError, match=r"expected a scipy.sparse BSR matrix"):
+        ops.bsr_spmm(A, np.ones((15, 2), np.float32))
+
+
+def test_segment_sum_bad_offsets():
+    with pytest.raises(ValueError, match=r"segment_sum: offsets: indptr\[-1\] must equal the number of stored values 4"):
+        ops.segment_sum(np.ones(4, np.float32), np.array([0, 2, 3]))
+
+
+def test_ell_bad_index():
+    with pytest.raises(ValueError, match=r"ell_spmm: indices: column index 9 is out of range for X with 5 rows"):
+        ops.ell_spmm(np.array([[9]]), np.ones((1, 1), np.float32), np.ones((5, 2), np.float32))
+
+
+def test_second_call_does_not_compile_or_prepare(A):
+    X = np.ones((15, 24), np.float32)
+    ops.spmm(A, X)
+    compiled, kernels, preparations = default_cache.compilations, len(ops.library), ops.prepared.preparations
+    ops.spmm(A, X)
+    ops.spmm(A, X + 1)
+    assert default_cache.compilations == compiled
+    assert len(ops.library) == kernels
+    assert ops.prepared.preparations == preparations
+    # Another matrix with the same configuration reuses the kernel; only its preparation is new.
+    ops.spmm(random_csr(9, 15, 0.3, 12), X)
+    assert default_cache.compilations == compiled
+    assert ops.prepared.preparations == preparations + 1
+
+
+def test_replaced_arrays_are_prepared_again(A):
+    X = np.ones((15, 3), np.float32)
+    ops.spmm(A, X)
+    B = A.copy()
+    B.data = B.data * 2
+    np.testing.assert_allclose(ops.spmm(B, X), B @ X, rtol=1e-6)
+    A.data = A.data * 3
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-6)

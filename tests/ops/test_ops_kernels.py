@@ -1,0 +1,135 @@
+"""``sparsetir.ops`` kernels against SciPy/NumPy references (correctness only, no timings)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsetir.ops as ops
+
+from ops_matrices import MATRICES, random_csr, snapshot
+
+FEATS = [1, 7, 16, 32, 33, 48]
+
+
+def _tol(dtype):
+    return dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("feat", FEATS)
+def test_spmm_matches_scipy(matrix, feat):
+    X = np.random.default_rng(feat).standard_normal((matrix.shape[1], feat)).astype(np.float32)
+    before = snapshot(matrix.data, matrix.indices, matrix.indptr, X)
+    C = ops.spmm(matrix, X)
+    assert isinstance(C, np.ndarray) and C.shape == (matrix.shape[0], feat) and C.dtype == np.float32
+    np.testing.assert_allclose(C, matrix.astype(np.float64) @ X.astype(np.float64), **_tol(np.float32))
+    for old, new in zip(before, [matrix.data, matrix.indices, matrix.indptr, X]):
+        np.testing.assert_array_equal(old, new)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("feat", [32, 5, 128])
+def test_spmm_dtypes(dtype, feat):
+    A = MATRICES["random"](dtype)
+    X = np.random.default_rng(0).standard_normal((A.shape[1], feat)).astype(dtype)
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X, **_tol(dtype))
+
+
+def test_spmm_unsorted_indices_duplicates_and_int64():
+    rows = np.array([0, 0, 0, 2, 2])
+    cols = np.array([3, 1, 3, 0, 2])
+    vals = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
+    indptr = np.array([0, 3, 3, 5], np.int64)
+    A = sp.csr_matrix((vals, cols[[0, 1, 2, 3, 4]].astype(np.int64), indptr), shape=(3, 4))
+    assert not A.has_sorted_indices
+    X = np.arange(4 * 3, dtype=np.float32).reshape(4, 3)
+    dense = np.zeros((3, 4), np.float32)
+    np.add.at(dense, (rows, cols), vals)
+    np.testing.assert_allclose(ops.spmm(A, X), dense @ X, rtol=1e-6)
+
+
+def test_spmm_non_contiguous_operand():
+    A = MATRICES["random"]()
+    X = np.asfortranarray(np.random.default_rng(1).standard_normal((A.shape[1], 16)).astype(np.float32))
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-5, atol=1e-5)
+
+
+def test_spmm_larger_than_a_partition_chunk():
+    A = random_csr(3000, 2000, 0.003, 4)
+    X = np.random.default_rng(2).standard_normal((2000, 64)).astype(np.float32)
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-5, atol=1e-5)
+
+
+def _sddmm_reference(A, X, Y):
+    coo = A.tocoo()
+    values = coo.data.astype(np.float64) * np.einsum("pk,pk->p", X[coo.row].astype(np.float64), Y[coo.col].astype(np.float64))
+    return values
+
+
+@pytest.mark.parametrize("feat", FEATS)
+def test_sddmm_matches_numpy(matrix, feat):
+    m, n = matrix.shape
+    rng = np.random.default_rng(feat)
+    X = rng.standard_normal((m, feat)).astype(np.float32)
+    Y = rng.standard_normal((n, feat)).astype(np.float32)
+    before = snapshot(matrix.data, matrix.indices, matrix.indptr, X, Y)
+    O = ops.sddmm(matrix, X, Y)
+    assert sp.issparse(O) and O.format == "csr" and O.shape == matrix.shape
+    np.testing.assert_array_equal(O.indptr, matrix.indptr)
+    np.testing.assert_array_equal(O.indices, matrix.indices)
+    assert not np.shares_memory(O.indices, matrix.indices)
+    np.testing.assert_allclose(O.tocoo().data, _sddmm_reference(matrix, X, Y), rtol=1e-5, atol=1e-5)
+    for old, new in zip(before, [matrix.data, matrix.indices, matrix.indptr, X, Y]):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_sddmm_float64():
+    A = MATRICES["random"](np.float64)
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((A.shape[0], 24)), rng.standard_normal((A.shape[1], 24))
+    np.testing.assert_allclose(ops.sddmm(A, X, Y).tocoo().data, _sddmm_reference(A, X, Y), rtol=1e-12)
+
+
+def test_spmv(matrix):
+    x = np.random.default_rng(0).standard_normal(matrix.shape[1]).astype(np.float32)
+    np.testing.assert_allclose(ops.spmv(matrix, x), matrix.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (32,)])
+def test_segment_sum(shape):
+    offsets = np.array([0, 0, 4, 4, 5, 12, 12], np.int32)
+    values = np.random.default_rng(0).standard_normal((12, *shape)).astype(np.float32)
+    expected = np.stack([values[s:e].sum(axis=0) for s, e in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_allclose(ops.segment_sum(values, offsets), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("block", [(2, 3), (4, 4), (1, 1)])
+@pytest.mark.parametrize("feat", [16, 5])
+def test_bsr_spmm(block, feat):
+    m, n = 12 * block[0], 10 * block[1]
+    A = sp.random(m, n, density=0.15, format="csr", dtype=np.float32, random_state=5).tobsr(blocksize=block)
+    X = np.random.default_rng(1).standard_normal((n, feat)).astype(np.float32)
+    np.testing.assert_allclose(ops.bsr_spmm(A, X), A @ X, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("feat", [32, 3])
+def test_ell_spmm(feat):
+    rng = np.random.default_rng(2)
+    indices = rng.integers(0, 40, (25, 6)).astype(np.int32)
+    values = rng.standard_normal((25, 6)).astype(np.float32)
+    values[3] = 0  # a row of padding only
+    X = rng.standard_normal((40, feat)).astype(np.float32)
+    expected = np.einsum("mw,mwk->mk", values, X[indices])
+    np.testing.assert_allclose(ops.ell_spmm(indices, values, X), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax(matrix):
+    S = ops.softmax(matrix)
+    expected = matrix.data.astype(np.float64).copy()
+    for s, e in zip(matrix.indptr[:-1], matrix.indptr[1:]):
+        if e > s:
+            z = np.exp(expected[s:e] - expected[s:e].max())
+            expected[s:e] = z / z.sum()
+    np.testing.assert_allclose(S.data, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(S.indptr, matrix.indptr)
