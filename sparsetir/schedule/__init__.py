@@ -1,4 +1,12 @@
-"""Schedules: stage-I primitives (sparse_reorder, sparse_fuse, annotate_sparse_iter) and their history."""
+"""Schedules: one ``Schedule`` across stages I-III, its checks, guards and replayable history.
+
+- ``schedule.py``: the ``Schedule`` object and ``replay``;
+- ``stage1.py``: the stage-I primitives (sparse_reorder, sparse_fuse, annotate_sparse_iter);
+- ``tvm_primitives.py``: the TVM ``s_tir`` primitives offered at stages II and III;
+- ``guards.py``: refusals of TVM primitives that are wrong on sparse loops;
+- ``checks.py``: the program checks run after every stage-II/III step;
+- ``handles.py``: block and loop handles as JSON data; ``history.py``: ``History`` and ``Step``.
+"""
 
 from .history import History, Step
 from .schedule import Schedule, replay
