@@ -14,6 +14,7 @@ non-contiguous one is copied.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import weakref
@@ -45,10 +46,12 @@ def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.nda
     Vector loads and stores of a row then do not straddle cache lines.
     """
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape)) if shape else 1
-    raw = np.empty(count * dtype.itemsize + align, np.uint8)
-    start = (-raw.ctypes.data) % align
-    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < 4096:  # a few rows: not worth the extra slicing
+        return np.empty(shape, dtype)
+    raw = np.empty(nbytes + align, np.uint8)
+    start = (-raw.__array_interface__["data"][0]) % align
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def aligned_torch_empty(shape: tuple[int, ...], dtype: str) -> Any:
@@ -166,20 +169,24 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
 
 
 def _fingerprint(A: Any) -> tuple:
-    """Identity of the arrays inside ``A`` (pointers, shapes, dtypes): changes when one is replaced."""
+    """Identity of the arrays inside ``A``: changes when one of them is replaced.
+
+    SciPy matrices hold their arrays as attributes, so the array objects themselves (compared
+    with ``is``) identify them; torch returns new tensor objects on every access, so their data
+    pointers, shapes and dtypes do.
+    """
     if is_torch_tensor(A):
-        if A.layout != torch_module().sparse_csr:
-            return (str(A.layout), A.data_ptr() if A.layout == torch_module().strided else id(A))
+        torch = torch_module()
+        if A.layout != torch.sparse_csr:
+            return (str(A.layout), id(A))
         parts = (A.crow_indices(), A.col_indices(), A.values())
-        return tuple((t.data_ptr(), tuple(t.shape), str(t.dtype)) for t in parts) + (tuple(A.shape),)
-    arrays = [getattr(A, name, None) for name in ("data", "indptr", "indices")]
-    keys = []
-    for a in arrays:
-        if isinstance(a, np.ndarray):
-            keys.append((a.__array_interface__["data"][0], a.shape, a.strides, str(a.dtype)))
-        else:
-            keys.append(id(a))
-    return tuple(keys) + (tuple(getattr(A, "shape", ())), getattr(A, "blocksize", None))
+        return tuple((t.data_ptr(), t.shape, t.dtype) for t in parts) + (A.shape,)
+    return (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None),
+            getattr(A, "shape", None), getattr(A, "blocksize", None))
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y or (not isinstance(x, np.ndarray) and x == y) for x, y in zip(a, b))
 
 
 class PreparedCache:
@@ -195,7 +202,7 @@ class PreparedCache:
         key = (kind, id(A))
         fingerprint = _fingerprint(A)
         entry = self._entries.get(key)
-        if entry is not None and entry[0]() is A and entry[1] == fingerprint:
+        if entry is not None and entry[0]() is A and _same(entry[1], fingerprint):
             return entry[2]
         prepared = make()
         try:
@@ -230,7 +237,12 @@ class PreparedCache:
 
 def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int = 2) -> Any:
     """``X`` checked (dtype, rank, rows) and made C-contiguous; numpy or torch as given."""
-    if is_torch_tensor(X):
+    if type(X) is np.ndarray:
+        # The common case, kept cheap: it runs on every call.
+        if X.ndim == ndim and X.dtype == _NP_DTYPES[dtype] and (rows is None or X.shape[0] == rows):
+            return X if X.flags.c_contiguous else np.ascontiguousarray(X)
+        got, shape = str(X.dtype), X.shape
+    elif is_torch_tensor(X):
         if X.layout != torch_module().strided:
             fail(what, f"expected a dense tensor, got layout {X.layout}")
         if X.device.type != "cpu":
@@ -250,3 +262,6 @@ def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int 
     if is_torch_tensor(X):
         return X.detach().contiguous()
     return np.ascontiguousarray(X)
+
+
+_NP_DTYPES = {name: np.dtype(name) for name in VALUE_DTYPES}
