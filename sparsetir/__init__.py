@@ -27,10 +27,12 @@ from .script import parse, parse_file
 from .ir.stage2 import Stage2Function
 from .transforms import lower_sparse_buffer, lower_sparse_iter
 from .driver import build
+from .schedule import Schedule, replay
 
 __all__ = [
     "ArgumentError",
     "LoweringError",
+    "Schedule",
     "ScheduleError",
     "ScriptError",
     "ScriptSyntaxError",
@@ -45,6 +47,7 @@ __all__ = [
     "lower_sparse_iter",
     "parse",
     "parse_file",
+    "replay",
     "structural_equal",
     "structural_hash",
     "verify",
