@@ -12,7 +12,7 @@ import sparsetir
 from sparsetir import data
 from sparsetir.runtime import KernelCache
 
-WORKLOADS = Path(__file__).parent / "scripts" / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[1] / "examples"
 
 
 def csr_spmm() -> sparsetir.SparseFunction:

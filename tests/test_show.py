@@ -12,10 +12,11 @@ from sparsetir.cli import main
 from sparsetir.script.stage2_parser import is_stage2_text
 
 SCRIPTS = Path(__file__).parent / "scripts"
+EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "examples"
 EXAMPLES = sorted(
-    p for d in ("workloads", "rfc") for p in (SCRIPTS / d).glob("*.py") if not is_stage2_text(p.read_text())
+    p for p in [*EXAMPLE_DIR.glob("*.py"), *(SCRIPTS / "rfc").glob("*.py")] if not is_stage2_text(p.read_text())
 )
-LOWERABLE = [p for p in EXAMPLES if p.parent.name == "workloads"] + [SCRIPTS / "rfc" / "bsrmm_stage_i.py"]
+LOWERABLE = sorted(EXAMPLE_DIR.glob("*.py")) + [SCRIPTS / "rfc" / "bsrmm_stage_i.py"]
 ANNOTATION = re.compile(r"  # <- (?:lines? (\d+(?:, \d+)*))$")
 
 
@@ -54,7 +55,7 @@ def test_lowered_stages_name_the_script_lines_of_every_statement(capsys, path, s
 
 
 def test_a_statement_points_at_its_own_line(capsys):
-    path = SCRIPTS / "workloads" / "csr_spmm.py"
+    path = EXAMPLE_DIR / "csr_spmm.py"
     lines = path.read_text().splitlines()
     header = next(k for k, ln in enumerate(lines, 1) if "T.sp_iter" in ln)
     init = next(k for k, ln in enumerate(lines, 1) if "T.float32(0)" in ln)
@@ -67,7 +68,7 @@ def test_a_statement_points_at_its_own_line(capsys):
 
 
 def test_code_is_the_generated_llvm(capsys):
-    code, out, _ = show(capsys, str(SCRIPTS / "workloads" / "csr_spmm.py"), "--stage", "code")
+    code, out, _ = show(capsys, str(EXAMPLE_DIR / "csr_spmm.py"), "--stage", "code")
     assert code == 0
     assert "define" in out and "csr_spmm" in out
 
@@ -82,7 +83,7 @@ def test_func_selects_one_function_of_a_file(capsys):
 
 
 def test_unknown_function_is_named(capsys):
-    code, _, err = show(capsys, str(SCRIPTS / "workloads" / "csr_spmm.py"), "--func", "nope")
+    code, _, err = show(capsys, str(EXAMPLE_DIR / "csr_spmm.py"), "--func", "nope")
     assert code == 1
     assert "has no function 'nope'; it has csr_spmm" in err
 

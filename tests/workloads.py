@@ -678,7 +678,7 @@ def batched_reference(inp):
 _CSR_PARAMS = ("indptr", "indices")
 _SPMM_PARAMS = ("a", "b", "c", *_CSR_PARAMS, "m", "n", "feat_size", "nnz")
 _SDDMM_PARAMS = ("a", "b", "x", "y", *_CSR_PARAMS, "m", "n", "feat_size", "nnz")
-_W = SCRIPTS / "workloads"
+_W = Path(__file__).resolve().parents[1] / "examples"
 _RFC = SCRIPTS / "rfc"
 
 

@@ -17,7 +17,10 @@ from sparsetir.script.stage2_parser import is_stage2_text
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 # Stage-I scripts only: a stage-II script ("sparse_tir_level": 1) parses to another IR.
-FIXTURES = sorted(p for p in SCRIPTS.glob("**/*.py") if not is_stage2_text(p.read_text()))
+EXAMPLES = SCRIPTS.parent.parent / "examples"
+FIXTURES = sorted(
+    p for p in [*SCRIPTS.glob("**/*.py"), *EXAMPLES.glob("*.py")] if not is_stage2_text(p.read_text())
+)
 
 
 def _functions(path: Path) -> dict[str, sparsetir.SparseFunction]:
@@ -35,10 +38,10 @@ def _walk(stmts):
 
 
 def test_fixtures_exist():
-    assert {p.parent.name for p in FIXTURES} >= {"rfc", "workloads"}
+    assert {p.parent.name for p in FIXTURES} >= {"rfc", "examples"}
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(SCRIPTS)))
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_roundtrip(path: Path):
     for name, func in _functions(path).items():
         printed = func.script()
@@ -48,7 +51,7 @@ def test_fixture_roundtrip(path: Path):
         assert sparsetir.structural_hash(func) == sparsetir.structural_hash(again)
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(SCRIPTS)))
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_spans_point_at_their_lines(path: Path):
     """Axes, buffers, iterations and stores carry spans on the line that wrote them."""
     lines = path.read_text().splitlines()

@@ -31,14 +31,17 @@ PACKAGE_DIR = str(Path(sparsetir.__file__).resolve().parent)
 MUTATIONS_PER_SCRIPT = 16
 PARSE_TIMEOUT_S = 5.0
 GENERATED = random_programs(seed=4242, count=16)
-FIXTURES = sorted(p for p in SCRIPTS.glob("**/*.py") if not is_stage2_text(p.read_text()))  # stage I
+EXAMPLES = SCRIPTS.parent.parent / "examples"
+FIXTURES = sorted(  # stage I
+    p for p in [*SCRIPTS.glob("**/*.py"), *EXAMPLES.glob("*.py")] if not is_stage2_text(p.read_text())
+)
 STAGE2_SOURCES = ["csr_spmm", "csr_spmm_detached", "sddmm_fused", "bsr_spmm"]  # lowered, printed
 CORPUS = (
-    [pytest.param(p.read_text(), id=str(p.relative_to(SCRIPTS))) for p in FIXTURES]
+    [pytest.param(p.read_text(), id=f"{p.parent.name}/{p.name}") for p in FIXTURES]
     + [pytest.param(text, id=f"generated-{k}") for k, text in enumerate(GENERATED)]
     + [
         pytest.param(
-            sparsetir.lower_sparse_iter(sparsetir.parse_file(SCRIPTS / "workloads" / f"{name}.py")).script(),
+            sparsetir.lower_sparse_iter(sparsetir.parse_file(EXAMPLES / f"{name}.py")).script(),
             id=f"stage2-{name}",
         )
         for name in STAGE2_SOURCES

@@ -8,7 +8,7 @@ import pytest
 
 import sparsetir
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "workloads" / "csr_spmm.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "csr_spmm.py"
 
 
 @pytest.fixture(scope="module")
