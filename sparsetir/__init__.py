@@ -7,6 +7,7 @@ three stages to TVM TensorIR, schedule them, and build them for CPU or GPU.
 __version__ = "0.1.0"
 
 from . import _tvm  # noqa: F401  (sets the TVM thread count before TVM starts its pool)
+from . import data
 from .errors import (
     ArgumentError,
     LoweringError,
