@@ -32,3 +32,18 @@ def test_console_script_runs_cli_main():
     [script] = [ep for ep in dist.entry_points if ep.group == "console_scripts"]
     assert script.name == "sparsetir"
     assert script.load() is cli.main
+
+
+def test_readme_python_examples_run(tmp_path):
+    """The README's Python blocks, run in order as one script, work as written."""
+    import re
+    import subprocess
+    import sys
+
+    blocks = re.findall(r"```python\n(.*?)```", (CHECKOUT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 3
+    script = tmp_path / "readme_example.py"
+    script.write_text("\n".join(blocks))
+    env = {**__import__("os").environ, "PYTHONPATH": str(CHECKOUT)}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]

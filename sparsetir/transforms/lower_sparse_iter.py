@@ -225,6 +225,9 @@ class _Lowering:
         self.metadata: list[Stage2Buffer] = []
         self.root_allocs: list[Var] = []
         self.block_names: set[str] = set()
+        # names a generated axis or structure buffer must not take: everything the script names
+        self.taken: set[str] = {a.name for a in func.axes} | {b.name for b in func.buffers}
+        self.taken |= {str(p.name) for p in func.params}
 
     # -- header ---------------------------------------------------------------------------
 
@@ -250,10 +253,10 @@ class _Lowering:
             if role == INDPTR:
                 dims = [pos_extent(a) for a in axis.ancestors()]
                 dims[-1] = dims[-1] + 1
-                self.struct_bufs[handle] = tirx.decl_buffer(dims, axis.idtype, name=f"{axis.name}_indptr", layout=None)
+                self.struct_bufs[handle] = tirx.decl_buffer(dims, axis.idtype, name=self._fresh(f"{axis.name}_indptr"), layout=None)
             elif role == INDICES:
                 dims = self._chain_dims(axis)
-                self.struct_bufs[handle] = tirx.decl_buffer(dims, axis.idtype, name=f"{axis.name}_indices", layout=None)
+                self.struct_bufs[handle] = tirx.decl_buffer(dims, axis.idtype, name=self._fresh(f"{axis.name}_indices"), layout=None)
         axes_out: list[Axis] = []
         for axis in f.axes:
             parent = self.axes2[axis.parent.name] if axis.parent is not None else None
@@ -268,10 +271,10 @@ class _Lowering:
                 if axis.parent is not None:
                     tparent = self.twins.get(axis.parent.name, self.axes2[axis.parent.name])
                 if axis.is_variable:
-                    twin = Axis(axis.name + "_dense", DENSE_VARIABLE, tparent, axis.length, axis.nnz, None, indptr,
+                    twin = Axis(self._fresh(axis.name + "_dense"), DENSE_VARIABLE, tparent, axis.length, axis.nnz, None, indptr,
                                 None, axis.idtype, True, axis.span)
                 else:
-                    twin = Axis(axis.name + "_dense", DENSE_FIXED, None, axis.nnz_cols, None, None, None, None,
+                    twin = Axis(self._fresh(axis.name + "_dense"), DENSE_FIXED, None, axis.nnz_cols, None, None, None, None,
                                 axis.idtype, True, axis.span)
                 self.twins[axis.name] = twin
                 axes_out.append(twin)
@@ -349,6 +352,15 @@ class _Lowering:
         raise LoweringError(f"{type(stmt).__name__} outside a sparse iteration cannot be lowered")
 
     # -- iterations -----------------------------------------------------------------------
+
+    def _fresh(self, name: str) -> str:
+        """``name``, or ``name_1``, ``name_2``...: the first not taken by the script or earlier."""
+        base, k = name, 0
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
 
     def _unique(self, name: str) -> str:
         base, k = name, 0

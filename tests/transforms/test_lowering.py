@@ -269,3 +269,14 @@ def test_every_statement_keeps_a_span_into_the_script(name):
 
         structural_walk(prim.body, [(kinds, visit)])
         assert not missing and not outside, (stage, missing, outside)
+
+
+def test_generated_names_never_take_a_script_name():
+    """A script axis called J_dense (the name lowering gives J's dense twin) stays distinct."""
+    text = WORKLOADS["csr_spmm"].path.read_text().replace("J_detach", "J_dense")
+    f2 = sparsetir.lower_sparse_iter(sparsetir.parse(text, "renamed.py"))
+    names = [a.name for a in f2.axes]
+    assert len(names) == len(set(names)) and "J_dense" in names
+    again = sparsetir.parse(f2.script())
+    sparsetir.assert_structural_equal(f2, again)
+    _run_and_check("csr_spmm", sparsetir.lower_sparse_buffer(f2), ["random"])
