@@ -21,6 +21,12 @@ import time
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# TVM's idle workers spin-yield for a long time after each parallel call, and torch's pool,
+# running next, then loses whole scheduler quanta (8/16/24 ms "collapses"). Let TVM's workers
+# sleep at once unless told otherwise (--spin N, read before TVM starts its pool).
+if "--spin" in sys.argv:
+    os.environ["TVM_THREAD_POOL_SPIN_COUNT"] = sys.argv[sys.argv.index("--spin") + 1]
+os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
@@ -77,9 +83,11 @@ def main() -> None:
     ap.add_argument("--ops", default="spmm,sddmm")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--min-time", type=float, default=0.4)
+    ap.add_argument("--spin", default="0", help="TVM_THREAD_POOL_SPIN_COUNT (default 0: workers sleep at once)")
     args = ap.parse_args()
     mats, feats, which = args.mats.split(","), [int(f) for f in args.feats.split(",")], args.ops.split(",")
-    print(f"TVM threads={num_threads()} torch threads={torch.get_num_threads()} loadavg={os.getloadavg()}")
+    print(f"TVM threads={num_threads()} (spin count {os.environ['TVM_THREAD_POOL_SPIN_COUNT']}) "
+          f"torch threads={torch.get_num_threads()} loadavg={os.getloadavg()}")
     print(f"{'op':5s} {'matrix':17s} {'feat':>4s} {'scipy':>8s} {'torch':>8s} {'sparsetir':>9s} "
           f"{'speedup':>7s} {'err':>7s} {'load':>5s}")
     speed: dict = {op: [] for op in which}

@@ -142,7 +142,8 @@ def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int
                       cache_write=cache_write, scope="global")
 
 
-def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
+def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
+                   tree: bool = False) -> None:
     """CSR SDDMM (nested form, ``block1`` over ``j`` spatial and ``k`` reduce): vector dot products.
 
     Before (stage II, the row loop partitioned)::
@@ -159,6 +160,10 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
 
     Every intermediate is a ``global``-scope buffer that TVM compacts to a few elements and
     LLVM keeps in registers (a ``local`` one would become a heap workspace, see the notes).
+    Build with reassociation allowed (``fast-math-reassoc``, ``-nsz``) and LLVM turns the
+    lane sum into a shuffle tree. ``tree=True`` spells the tree out as a chain of
+    ``rfactor``s halving the lanes; LLVM then routes it through the stack, and it measured
+    no faster than the scalar chain (kept for the record).
     """
     width = vector_width_for(feat, lanes)
     if width == 1:
@@ -167,9 +172,23 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
     j, k = sch.get_loops(block1)[-2:]
     _, ki = sch.split(k, [None, width], disable_predication=True)
     rf = sch.rfactor(ki, 0)
-    sch.reverse_compute_at(block1, sch.get_loops(rf)[-3])
+    levels = []
+    left = width
+    while tree and left > 2:
+        left //= 2
+        _, inner = sch.split(sch.get_loops(block1)[-1], [2, left])
+        levels.append(sch.rfactor(inner, 0))
+    j_rf = sch.get_loops(rf)[-3]
+    for level in levels:
+        sch.reverse_compute_at(level, j_rf)
+    sch.reverse_compute_at(block1, j_rf)
     sch.vectorize(sch.get_loops(rf)[-1])
     sch.decompose_reduction(rf, sch.get_loops(rf)[-2])
+    for level in levels:
+        lane, half = sch.get_loops(level)[-2:]
+        sch.reorder(half, lane)
+        sch.vectorize(lane)
+        sch.decompose_reduction(level, half)
     cw = sch.cache_write(block1, 0, "global")
     sch.reverse_compute_at(cw, sch.get_loops(block1)[-2])
     sch.unroll(sch.get_loops(block1)[-1])
