@@ -20,6 +20,7 @@ argument and the problem.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -123,7 +124,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     if X.shape[1] != Y.shape[1]:
         fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
     feat = int(X.shape[1])
-    out = aligned_empty((a.nnz,), a.dtype)
+    out = np.empty((a.nnz,), a.dtype)
     if a.nnz and feat:
         _run(KernelKey("sddmm", a.dtype, feat), a.data, X, Y, out, a.indptr, a.indices, m, n, a.nnz,
              a.part, a.part.shape[0] - 1)
@@ -139,10 +140,13 @@ def _same_pattern(a: CsrInput, values: np.ndarray) -> Any:
         A = a.original
         return torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
                                        torch.from_numpy(values), size=tuple(A.shape))
-    import scipy.sparse as sp
-
-    A = a.original
-    return sp.csr_matrix((values, A.indices.copy(), A.indptr.copy()), shape=A.shape)
+    # A shallow copy of A keeps every attribute of A's class (shape, format flags, which stay
+    # true for an identical pattern) and skips the constructor's format checks (~10 us).
+    result = copy.copy(a.original)
+    result.data = values
+    result.indices = a.original.indices.copy()
+    result.indptr = a.original.indptr.copy()
+    return result
 
 
 def spmv(A: Any, x: Any) -> Any:
@@ -266,7 +270,7 @@ def softmax(A: Any) -> Any:
     Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
     """
     a = _csr("softmax: A", A)
-    out = aligned_empty((a.nnz,), a.dtype)
+    out = np.empty((a.nnz,), a.dtype)
     m, n = a.shape
     if a.nnz:
         _run(KernelKey("softmax", a.dtype), a.data, out, a.indptr, a.indices, m, n, a.nnz, a.part, a.part.shape[0] - 1)
