@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .._tvm import Schedule
-from ..driver import build
+from ..driver import build, constraints_of
 from ..ir.stage2 import Stage2Function
 from ..runtime.cache import KernelCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule import cpu_recipes as recipes
+from ..transforms.lower_sparse_buffer import lower_sparse_buffer
 from ..transforms.lower_sparse_iter import lower_sparse_iter
 from ..transforms.partition import partition_rows
 from . import scripts
+from .prefetch import prefetch_gathered_rows
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class KernelKey:
     dtype: str
     feat: int = 0
     block: tuple[int, int] = (0, 0)
+    prefetch: bool = False
 
 
 def vector_lanes(dtype: str) -> int:
@@ -104,6 +107,9 @@ def make_softmax(key: KernelKey) -> Stage2Function:
 
 #: Operations whose kernels are built with ``REASSOCIATING`` target options.
 REASSOCIATED_OPS = frozenset({"sddmm"})
+#: Operations that can prefetch the rows of a gathered dense operand (``KernelKey.prefetch``):
+#: the operand's parameter name.
+PREFETCHED_OPERAND = {"sddmm": "y"}
 
 MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "spmm": make_spmm,
@@ -114,6 +120,17 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "ell_spmm": make_ell_spmm,
     "softmax": make_softmax,
 }
+
+
+def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
+    """Schedule and compile the kernel of ``key``."""
+    target = host_target(**(REASSOCIATING if key.op in REASSOCIATED_OPS else {}))
+    f2 = MAKERS[key.op](key)
+    if not key.prefetch:
+        return build(f2, target=target, cache=cache)
+    # The prefetch is a stage-III rewrite, so lower here and keep stage II's structure checks.
+    f3 = prefetch_gathered_rows(lower_sparse_buffer(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz")
+    return build(f3, target=target, constraints=constraints_of(f2), cache=cache)
 
 
 class KernelLibrary:
@@ -132,8 +149,7 @@ class KernelLibrary:
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                options = REASSOCIATING if key.op in REASSOCIATED_OPS else {}
-                kernel = build(MAKERS[key.op](key), target=host_target(**options), cache=self.cache)
+                kernel = _build(key, self.cache)
                 self._kernels[key] = kernel
             return kernel
 

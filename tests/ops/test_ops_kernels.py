@@ -133,3 +133,25 @@ def test_softmax(matrix):
             expected[s:e] = z / z.sum()
     np.testing.assert_allclose(S.data, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(S.indptr, matrix.indptr)
+
+
+def test_sddmm_with_prefetch_for_a_large_operand():
+    # Y (70000 x 16 float32, 4.5 MB) is above ops.PREFETCH_MIN_BYTES: the prefetching kernel runs.
+    A = random_csr(300, 70000, 0.0005, 6, empty_rows=True, long_row=False)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 16)).astype(np.float32)
+    Y = rng.standard_normal((70000, 16)).astype(np.float32)
+    O = ops.sddmm(A, X, Y)
+    np.testing.assert_allclose(O.tocoo().data, _sddmm_reference(A, X, Y), rtol=1e-5, atol=1e-5)
+    assert any(key.prefetch for key in ops.library._kernels)
+
+
+def test_prefetch_rewrite_targets_the_row_loop():
+    import sparsetir
+    from sparsetir.ops import kernels
+    from sparsetir.ops.prefetch import prefetch_gathered_rows
+
+    f3 = sparsetir.lower_sparse_buffer(kernels.make_sddmm(kernels.KernelKey("sddmm", "float32", 32)))
+    text = prefetch_gathered_rows(f3, "y", "indptr", "indices", "nnz", distance=8).script()
+    assert text.count("llvm.prefetch") == 2  # two 64-byte lines per 32-float row
+    assert "T.min(indptr[" in text and "+ 8, nnz - 1)" in text

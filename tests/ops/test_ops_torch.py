@@ -10,6 +10,7 @@ import sparsetir.ops as ops
 from ops_matrices import random_csr
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:Sparse:UserWarning")
 
 
 def _torch_csr(A):
