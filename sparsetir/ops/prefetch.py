@@ -28,12 +28,13 @@ CACHE_LINE_BYTES = 64
 
 
 def prefetch_gathered_rows(f3: "tirx.PrimFunc", dense: str, indptr: str, indices: str, nnz: str,
-                           distance: int = 8) -> "tirx.PrimFunc":
+                           distance: int = 8, max_lines: int = 0) -> "tirx.PrimFunc":
     """``f3`` with every row-of-nonzeros loop prefetching ``dense[indices[p + distance], :]``.
 
     ``dense`` names the gathered 2-D array parameter, ``indptr``/``indices`` the CSR structure
     parameters and ``nnz`` the scalar with the number of stored entries. A row-of-nonzeros loop
-    is one whose extent is ``indptr[r + 1] - indptr[r]``.
+    is one whose extent is ``indptr[r + 1] - indptr[r]``. ``max_lines`` > 0 prefetches only
+    the first lines of each row (the hardware's stream prefetcher can take the rest).
     """
     params = {str(p.name): p for p in f3.params}
     rows, ptr, idx, count = params[dense], params[indptr], params[indices], params[nnz]
@@ -56,7 +57,8 @@ def prefetch_gathered_rows(f3: "tirx.PrimFunc", dense: str, indptr: str, indices
         ahead = tirx.min(start + loop.loop_var + distance, count - 1)
         column = tirx.BufferLoad(idx, [ahead])
         fetches = []
-        for offset in range(0, width, per_line):
+        offsets = list(range(0, width, per_line))
+        for offset in offsets[:max_lines] if max_lines > 0 else offsets:
             address = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(rows, [column, offset]))
             fetches.append(tirx.Evaluate(tirx.call_llvm_intrin(
                 "void", "llvm.prefetch", address, tirx.const(0, "int32"), tirx.const(3, "int32"), tirx.const(1, "int32"))))
