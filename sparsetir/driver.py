@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 
 from ._tvm import tirx
 from .ir.function import SparseFunction
-from .ir.stage2 import AXES_ATTR, SEARCHED_ATTR, Stage2Function
+from .ir.stage2 import AXES_ATTR, PARTITIONS_ATTR, SEARCHED_ATTR, Stage2Function
 from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf, constraints_from_axes
@@ -64,7 +64,21 @@ def constraints_of(func: Stage2Function) -> list[Constraint]:
     # Stage II names the structure arrays after their axes (J_indptr); the kernel's parameters
     # keep the script's names (indptr), which is what a caller passes and errors must say.
     renames = {p.name: name for p, name in zip(func.prim.params, func.param_names)}
-    return [_renamed(c, renames) for c in constraints_from_axes(list(func.axes), searched)]
+    checks = [_renamed(c, renames) for c in constraints_from_axes(list(func.axes), searched)]
+    return checks + _partition_checks(func)
+
+
+def _partition_checks(func: Stage2Function) -> list[Constraint]:
+    """Row-partition boundaries (``partition_rows``) are checked like an indptr over the chunks."""
+    attrs = func.prim.attrs
+    if attrs is None or PARTITIONS_ATTR not in attrs:
+        return []
+    scalars = {str(p.name): p for p in func.prim.params if not isinstance(p.ty, tirx.BufferType)}
+    checks: list[Constraint] = []
+    for parts, count, extent in ([str(x) for x in entry] for entry in attrs[PARTITIONS_ATTR]):
+        end = int(extent) if extent.isdigit() else scalars[extent]
+        checks.append(IndptrConstraint(array=parts, axis=f"partition {parts}", rows=(scalars[count],), nnz=end))
+    return checks
 
 
 def _renamed(value: Any, renames: dict[str, str]) -> Any:

@@ -22,6 +22,8 @@ PARAMS_ATTR = "sparsetir.param_names"
 SPANS_ATTR = "sparsetir.spans"
 #: names of the sparse axes whose coordinates the kernel binary-searches (they must be sorted)
 SEARCHED_ATTR = "sparsetir.searched_axes"
+#: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``
+PARTITIONS_ATTR = "sparsetir.partitions"
 
 VALUE = "value"
 INDPTR = "indptr"

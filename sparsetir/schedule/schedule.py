@@ -25,6 +25,7 @@ from ..ir.function import SparseFunction
 from ..ir.stage2 import AXES_ATTR, Stage2Function
 from ..transforms.lower_sparse_buffer import lower_sparse_buffer
 from ..transforms.lower_sparse_iter import lower_sparse_iter
+from ..transforms.partition import partition_rows
 from .checks import check_stage2, check_stage3
 from .guards import check_after, check_before
 from .handles import decode, encode
@@ -34,6 +35,7 @@ from .tvm_primitives import QUERIES, TRANSFORMS, bind_arguments, call_with
 
 STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
 LOWERINGS = ("lower_sparse_iter", "lower_sparse_buffer")
+SPARSE_STAGE2 = ("partition_rows",)  # our own stage-II rewrites, recorded like TVM's steps
 
 
 class Schedule:
@@ -117,6 +119,28 @@ class Schedule:
         self._stage, self._tvm = 3, tvm_sch
         self._record("lower_sparse_buffer", {}, script)
 
+    # -- stage II: sparse-aware primitives ------------------------------------------------
+
+    def partition_rows(self, block: str, parts: str = "part", count: str = "P") -> None:
+        """Run the loop above ``block`` as ``count`` chunks ``parts[t]:parts[t+1]`` given at call time.
+
+        The kernel gains two parameters, the int32 array ``parts`` (``count + 1`` boundaries,
+        checked like an indptr when the kernel is called) and the int32 scalar ``count``; chunks
+        with equal numbers of nonzeros balance a parallel loop over them
+        (``sparsetir.ops.row_partition`` computes such boundaries). This is a new program for
+        TVM: handles taken before this step are not valid after it.
+        """
+        self._require_stage(2, "partition_rows")
+        args = {"block": block, "parts": parts, "count": count}
+        try:
+            new = partition_rows(self.func, block, parts, count)
+            tvm_sch = _tvm_schedule(new.func)
+            script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]))
+        except Exception as err:
+            raise _refusal("partition_rows", err) from err
+        self._tvm = tvm_sch
+        self._record("partition_rows", args, script)
+
     # -- stages II and III: TVM's primitives -----------------------------------------------
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
@@ -176,6 +200,8 @@ class Schedule:
             )
         if step.primitive in LOWERINGS:
             getattr(self, step.primitive)()
+        elif step.primitive in SPARSE_STAGE2:
+            getattr(self, step.primitive)(**step.args)
         elif step.primitive in STAGE1_PRIMITIVES:
             args = dict(step.args)
             self._stage1(step.primitive, args.pop("iteration"), **args)

@@ -37,9 +37,13 @@ def print_stage2(f2: Stage2Function) -> str:
                 return name
         raise ValueError(f"buffer {var.name} is not bound to a handle")
 
+    sparse = [meta.buffer for meta in f2.buffers]
     params = []
-    for p, name in zip(f2.prim.params, f2.param_names):
-        if isinstance(p.ty, tirx.BufferType):
+    for k, (p, name) in enumerate(zip(f2.prim.params, f2.param_names)):
+        if isinstance(p.ty, tirx.BufferType) and not any(p.same_as(b) for b in sparse):
+            # a plain dense parameter (e.g. partition_rows' boundaries): TVM's own annotation
+            params.append(f"{name}: {ast.get_source_segment(text, fn.args.args[k].annotation)}")
+        elif isinstance(p.ty, tirx.BufferType):
             params.append(f"{name}: T.handle")
         else:
             dtype = getattr(p.ty, "dtype", None)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .._tvm import Var, s_tir, structural_map, tirx
 from ..errors import LoweringError
-from ..ir.stage2 import Stage2Function
+from ..ir.stage2 import PARTITIONS_ATTR, Stage2Function
 
 
 def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = "part",
@@ -42,8 +42,9 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
         if new_name in names:
             raise LoweringError(f"partition_rows: '{f2.name}' already has a parameter named '{new_name}'")
     count = tirx.Var(count_param_name, "int32")
-    part = tirx.decl_buffer((count + 1,), "int32", name=parts_param_name)
+    part = tirx.decl_buffer((count + 1,), "int32", name=parts_param_name, layout=None)
     found = []
+    extents: list[str] = []
 
     def on_for(loop: "tirx.For") -> "tirx.For":
         realize = loop.body
@@ -53,6 +54,12 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
             raise LoweringError(f"partition_rows: the loop above '{block_name}' does not start at 0")
         if loop.kind != tirx.ForKind.SERIAL:
             raise LoweringError(f"partition_rows: the loop above '{block_name}' is not serial")
+        if not isinstance(loop.extent, (tirx.IntImm, Var)):
+            raise LoweringError(
+                f"partition_rows: the loop above '{block_name}' must run to a parameter or a constant, "
+                f"not {loop.extent}"
+            )
+        extents.append(str(loop.extent.value) if isinstance(loop.extent, tirx.IntImm) else str(loop.extent.name))
         t = tirx.Var("t", "int32")
         inner = tirx.Var(str(loop.loop_var.name), "int32")
         start = tirx.BufferLoad(part, [t])
@@ -77,7 +84,10 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
         )
     params = list(prim.params) + [part, count]
     new = tirx.PrimFunc(params, body, prim.ret_type)
-    if prim.attrs is not None:
-        for key, value in dict(prim.attrs).items():
-            new = new.with_attr(key, value)
+    attrs = dict(prim.attrs) if prim.attrs is not None else {}
+    # the kernel checks the boundaries like an indptr: count + 1 entries from 0 up to the extent
+    partitions = [list(p) for p in attrs.get(PARTITIONS_ATTR, [])]
+    attrs[PARTITIONS_ATTR] = partitions + [[parts_param_name, count_param_name, extents[0]]]
+    for key, value in attrs.items():
+        new = new.with_attr(key, value)
     return Stage2Function(new, list(f2.axes), list(f2.buffers), list(f2.param_names) + [parts_param_name, count_param_name])
