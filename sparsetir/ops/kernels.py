@@ -74,11 +74,6 @@ def make_sddmm(key: KernelKey) -> Stage2Function:
     return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, vector_lanes(key.dtype)))
 
 
-def make_spmv(key: KernelKey) -> Stage2Function:
-    """CSR SpMV: nnz-balanced row chunks in parallel (each row's sum is a scalar)."""
-    return _partitioned(lower_sparse_iter(scripts.spmv_script(key.dtype)), "spmv0", parallel=True)
-
-
 def make_segment_sum(key: KernelKey) -> Stage2Function:
     """Segment sum: balanced segment chunks, vectorized over the feature axis."""
     f2 = _partitioned(lower_sparse_iter(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
@@ -114,7 +109,6 @@ PREFETCHED_OPERAND = {"sddmm": "y"}
 MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "spmm": make_spmm,
     "sddmm": make_sddmm,
-    "spmv": make_spmv,
     "segment_sum": make_segment_sum,
     "bsr_spmm": make_bsr_spmm,
     "ell_spmm": make_ell_spmm,

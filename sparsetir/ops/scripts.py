@@ -56,27 +56,6 @@ def sddmm_script(feat: int, dtype: str) -> SparseFunction:
     return sddmm
 
 
-def spmv_script(dtype: str) -> SparseFunction:
-    """y = A @ x, A in CSR."""
-
-    @T.prim_func
-    def spmv(a: T.handle, x: T.handle, y: T.handle, indptr: T.handle, indices: T.handle,
-             m: T.int32, n: T.int32, nnz: T.int32):
-        T.func_attr({"global_symbol": "ops_spmv", "tir.noalias": True, "sparse_tir_level": 2})
-        I = T.dense_fixed(m)
-        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
-        J_detach = T.dense_fixed(n)
-        A = T.match_sparse_buffer(a, (I, J), dtype)
-        X = T.match_sparse_buffer(x, (J_detach,), dtype)
-        Y = T.match_sparse_buffer(y, (I,), dtype)
-        with T.sp_iter([I, J], "SR", "spmv") as [i, j]:
-            with T.init():
-                Y[i] = 0.0
-            Y[i] = Y[i] + A[i, j] * X[j]
-
-    return spmv
-
-
 def segment_sum_script(feat: int, dtype: str) -> SparseFunction:
     """out[i, k] = sum of values[offsets[i]:offsets[i+1], k]."""
 

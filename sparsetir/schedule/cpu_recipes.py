@@ -27,10 +27,12 @@ __all__ = [
 
 
 def spmm_register_tile(feat: int, vector_width: int = 8, max_vectors: int = 8) -> int:
-    """Number of vector accumulators per row tile: ``feat / V`` capped at ``max_vectors``."""
+    """Number of vector accumulators per row tile: the largest divisor of ``feat / V`` that is
+    at most ``max_vectors`` (the tile loop must divide the feature axis exactly)."""
     if feat % vector_width:
         raise ValueError(f"feat={feat} is not a multiple of the vector width {vector_width}")
-    return min(feat // vector_width, max_vectors)
+    vectors = feat // vector_width
+    return max(u for u in range(1, min(vectors, max_vectors) + 1) if vectors % u == 0)
 
 
 def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
@@ -56,23 +58,34 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
                         C_local[ku*V+kv] += A[vi,vj] * B[J_indices[vi,vj], ko*U*V+ku*V+kv]
                 for ax in range(U): for v in vectorized(V): C[vi, ...] = C_local[...]
 
-    ``cache_write=False`` accumulates into ``C`` directly (LLVM keeps the row in registers
-    because the parameters are ``noalias``); it avoids TVM 0.27 placing the local tile in a
-    heap workspace.
+    ``cache_write=False`` accumulates into ``C`` directly. ``scope="global"`` is the fast
+    choice: TVM 0.27 keeps a constant-size ``global`` allocation on the stack (LLVM then keeps
+    the tile in registers), while a ``local`` one becomes a heap workspace.
+
+    ``vector_width=1`` gives a tile of ``U`` scalars (no vector lanes). Several reduction loops
+    between the two blocks (BSR: ``jo, ji``) all go inside the tile loop ``ko``.
     """
     U = spmm_register_tile(feat, vector_width, max_vectors)
-    j, k = sch.get_loops(block1)[-2:]
-    ko, ku, kv = sch.split(k, [None, U, vector_width], disable_predication=True)
-    sch.reorder(ko, j, ku, kv)
+    loops = sch.get_loops(block1)
+    k = loops[-1]
+    reductions = loops[:-1]  # get_loops stops at block0: the loops between the two blocks
+    if vector_width > 1:
+        ko, ku, kv = sch.split(k, [None, U, vector_width], disable_predication=True)
+        sch.reorder(ko, *reductions, ku, kv)
+    else:
+        ko, ku = sch.split(k, [None, U], disable_predication=True)
+        sch.reorder(ko, *reductions, ku)
     if cache_write:
         cw = sch.cache_write(block1, 0, scope)
         sch.reverse_compute_at(cw, ko)
-        _, wv = sch.split(sch.get_loops(cw)[-1], [None, vector_width], disable_predication=True)
-        sch.vectorize(wv)
-    sch.vectorize(kv)
+        if vector_width > 1:
+            _, wv = sch.split(sch.get_loops(cw)[-1], [None, vector_width], disable_predication=True)
+            sch.vectorize(wv)
+    if vector_width > 1:
+        sch.vectorize(kv)
     sch.unroll(ku)
     sch.parallel(sch.get_loops(block0)[0])
-    sch.decompose_reduction(block1, j)
+    sch.decompose_reduction(block1, reductions[0])
 
 
 def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int = 8,
@@ -130,14 +143,9 @@ def schedule_rows_parallel(sch: Schedule, block0: str) -> None:
 
 def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
                   max_vectors: int = 8, cache_write: bool = True) -> None:
-    """``schedule_spmm_cpu`` with the widest vector width that divides ``feat``.
-
-    A width with no vector lanes (odd ``feat``) keeps the loop order and only parallelises.
-    """
+    """``schedule_spmm_cpu`` with the widest vector width that divides ``feat`` (1: a tile of
+    scalars, e.g. SpMV as SpMM with one column) and a ``global``-scope (register) tile."""
     width = vector_width_for(feat, lanes)
-    if width == 1:
-        schedule_rows_parallel(sch, block0)
-        return
     schedule_spmm_cpu(sch, block0, block1, feat, vector_width=width, max_vectors=max_vectors,
                       cache_write=cache_write, scope="global")
 
@@ -197,8 +205,9 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
 
 
 def schedule_bsr_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
-    """BSR SpMM: block rows in parallel."""
-    schedule_rows_parallel(sch, block0)
+    """BSR SpMM (``block0`` over a block row's rows ``io, ii``; ``block1`` over ``jo, ji, k``):
+    block rows in parallel, each output row register-tiled and vectorized as in SpMM."""
+    schedule_spmm(sch, block0, block1, feat, lanes)
 
 
 def schedule_ell_spmm(sch: Schedule, block: str, feat: int, lanes: int = 16, max_vectors: int = 8) -> None:

@@ -10,7 +10,7 @@ import sparsetir.ops as ops
 
 from ops_matrices import MATRICES, random_csr, snapshot
 
-FEATS = [1, 7, 16, 32, 33, 48]
+FEATS = [1, 7, 16, 32, 33, 48, 160]
 
 
 def _tol(dtype):
