@@ -126,6 +126,11 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     """
     a = _csr("sddmm: A", A)
     m, n = a.shape
+    if a.max_row_length > n:
+        # The scheduled kernel bounds a row's positions by the column count (TVM adds the guard
+        # `j < n` to the blocks it moves under the row loop), so such rows would be cut short.
+        fail("sddmm: A", f"a row stores {a.max_row_length} entries but A has only {n} columns "
+                         "(duplicate entries); call A.sum_duplicates() first")
     X = dense_operand("sddmm: X", X, a.dtype, m)
     Y = dense_operand("sddmm: Y", Y, a.dtype, n)
     if X.shape[1] != Y.shape[1]:

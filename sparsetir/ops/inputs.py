@@ -71,6 +71,7 @@ class CsrInput:
     part: np.ndarray
     is_torch: bool
     original: Any
+    max_row_length: int
 
     @property
     def nnz(self) -> int:
@@ -165,7 +166,9 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     indices = as_int32(what, "indices", np.asarray(indices))
     check_structure(what, indptr, indices, m, n, data.shape[0])
     data = np.ascontiguousarray(data)
-    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind, A)
+    longest = int(np.diff(indptr).max()) if m else 0
+    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind, A,
+                    longest)
 
 
 def _fingerprint(A: Any) -> tuple:

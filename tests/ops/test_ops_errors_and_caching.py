@@ -92,3 +92,11 @@ def test_replaced_arrays_are_prepared_again(A):
     np.testing.assert_allclose(ops.spmm(B, X), B @ X, rtol=1e-6)
     A.data = A.data * 3
     np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-6)
+
+
+def test_sddmm_refuses_rows_longer_than_the_column_count():
+    A = sp.csr_matrix((np.ones(5, np.float32), np.array([0, 1, 2, 0, 1]), np.array([0, 5, 5, 5])), shape=(3, 3))
+    X = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"sddmm: A: a row stores 5 entries but A has only 3 columns .*sum_duplicates"):
+        ops.sddmm(A, X, X)
+    np.testing.assert_allclose(ops.spmm(A, X), A.toarray() @ X)  # SpMM adds duplicates up like SciPy
