@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError
 from ..runtime.target import num_threads
 from ..runtime.validate import prepare_unchecked
 from .inputs import (
@@ -42,7 +41,7 @@ from .inputs import (
     row_partition,
     torch_module,
 )
-from .kernels import KernelKey, KernelLibrary, vector_lanes
+from .kernels import KernelKey, KernelLibrary
 
 __all__ = [
     "bsr_spmm",
@@ -91,12 +90,6 @@ def _run(key: KernelKey, *args: Any) -> None:
 def _empty(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
     out = aligned_empty(shape, dtype)
     return torch_module().from_numpy(out) if like_torch else out
-
-
-def _zeros(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
-    out = _empty(shape, dtype, like_torch)
-    out[...] = 0
-    return out
 
 
 def spmm(A: Any, X: Any) -> Any:
