@@ -12,6 +12,9 @@ import os
 # TVM's runtime picks hardware_concurrency/2 threads on x86, which is 1 on a 2-core VM without
 # SMT; bandwidth-bound sparse kernels lose ~1.5x. Respect an explicit user setting.
 os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+# Idle TVM workers spin this many times before sleeping; the default spins long enough to starve
+# another thread pool (torch) sharing the cores, turning its 0.05 ms calls into 8-32 ms ones.
+os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "3000")
 
 import tvm  # noqa: E402
 import tvm_ffi  # noqa: E402
