@@ -14,7 +14,7 @@ from ..errors import VerifyError
 from .axis import AXIS_KINDS, DENSE_FIXED, INDEX_DTYPES, AttachedAxis, Axis, FusedAxis
 from .buffer import SparseBuffer
 from .function import STAGE_I_LEVEL, SparseFunction
-from .iteration import REDUCE, SparseIteration
+from .iteration import SparseIteration
 
 
 def verify(func: SparseFunction) -> SparseFunction:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._tvm import Schedule, SBlockRV, TensorLoad, Var, s_tir, structural_walk
+from .._tvm import Schedule, SBlockRV, s_tir, structural_walk
 from ..errors import ScheduleError
+from ..ir.analysis import reads_data, uses_var
 from ..ir.stage2 import ALLOCATED, Stage2Function
 from .tvm_primitives import CACHES
 
@@ -53,22 +54,9 @@ def check_after(sch: Schedule, f2: Optional[Stage2Function], name: str, result: 
         _refuse_root_sparse_cache(sch, f2, block)
 
 
-def has_load(expr: Any) -> bool:
-    """True when ``expr`` reads a buffer, i.e. its value depends on data."""
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, TensorLoad):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
-
-
 def _refuse_unpredicated_split(sch: Schedule, loop: Any) -> None:
     node = sch.get(loop)
-    if has_load(node.extent):
+    if reads_data(node.extent):
         raise ScheduleError(
             f"disable_predication=True on loop '{node.loop_var.name}' is refused: its extent "
             f"{node.extent} is read from data (a row length), which need not be a multiple of the "
@@ -80,7 +68,7 @@ def _refuse_predicated_rfactor(sch: Schedule, loop: Any) -> None:
     node = sch.get(loop)
     for block in sch.get_child_blocks(loop):
         predicate = _realize_of(sch, block).predicate
-        if has_load(predicate):
+        if reads_data(predicate):
             raise ScheduleError(
                 f"loop '{node.loop_var.name}' is refused: block '{sch.get(block).name_hint}' "
                 f"runs under the data-dependent predicate T.where({predicate}) (a predicated split of "
@@ -91,7 +79,7 @@ def _refuse_predicated_rfactor(sch: Schedule, loop: Any) -> None:
 
 def _refuse_fused_row_reduction(sch: Schedule, loops: list[Any]) -> None:
     nodes = [sch.get(loop) for loop in loops]
-    rows = [n for n in nodes if has_load(n.extent)]
+    rows = [n for n in nodes if reads_data(n.extent)]
     if not rows or not loops:
         return
     for block in sch.get_child_blocks(loops[0]):
@@ -101,10 +89,10 @@ def _refuse_fused_row_reduction(sch: Schedule, loops: list[Any]) -> None:
         bound = list(zip(realize.block.iter_vars, realize.iter_values))
 
         def drives(loop: Any, kind: int) -> bool:
-            return any(int(iv.iter_type) == kind and _uses(value, loop.loop_var) for iv, value in bound)
+            return any(int(iv.iter_type) == kind and uses_var(value, loop.loop_var) for iv, value in bound)
 
         row = next((r for r in rows if drives(r, _REDUCE)), None)
-        spatial = next((n for n in nodes if not has_load(n.extent) and drives(n, _SPATIAL)), None)
+        spatial = next((n for n in nodes if not reads_data(n.extent) and drives(n, _SPATIAL)), None)
         if row is not None and spatial is not None:
             raise ScheduleError(
                 f"fusing the row loop '{row.loop_var.name}' with the spatial loop '{spatial.loop_var.name}' is "
@@ -112,18 +100,6 @@ def _refuse_fused_row_reduction(sch: Schedule, loops: list[Any]) -> None:
                 "loop is empty for an empty row, so that row's output would never be initialised; call "
                 f"decompose_reduction on '{realize.block.name_hint}' first"
             )
-
-
-def _uses(expr: Any, var: Var) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, Var) and node.same_as(var):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
 
 
 def _realize_of(sch: Schedule, block: SBlockRV) -> Any:

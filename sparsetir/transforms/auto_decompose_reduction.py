@@ -12,32 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .._tvm import Schedule, TensorLoad, Var, s_tir, structural_walk, tirx
+from .._tvm import Schedule, Var, s_tir, tirx
+from ..ir.analysis import reads_data, uses_var
 from ..ir.stage2 import Stage2Function
-
-
-def _has_load(expr: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, TensorLoad):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
-
-
-def _uses(expr: Any, var: Var) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, Var) and node.same_as(var):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
 
 
 def _targets(stmt: Any, loops: list, out: list) -> None:
@@ -47,8 +24,8 @@ def _targets(stmt: Any, loops: list, out: list) -> None:
             reduce_values = [
                 value for iv, value in zip(block.iter_vars, stmt.iter_values) if int(iv.iter_type) == 2
             ]
-            reduce_loops = [lp for lp in loops if any(_uses(v, lp.loop_var) for v in reduce_values)]
-            if any(_has_load(lp.extent) for lp in reduce_loops):
+            reduce_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for v in reduce_values)]
+            if any(reads_data(lp.extent) for lp in reduce_loops):
                 out.append((block.name_hint, reduce_loops[0].loop_var))
         _targets(block.body, [], out)
     elif isinstance(stmt, tirx.For):

@@ -10,21 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tvm import TensorLoad, Var, s_tir, structural_map, structural_walk, tirx
+from .._tvm import Var, s_tir, structural_map, structural_walk, tirx
 from ..errors import LoweringError
+from ..ir.analysis import reads_data
 from ..ir.stage2 import Stage2Function
-
-
-def _has_load(expr: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, TensorLoad):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
 
 
 def _blocks(stmt: Any) -> list:
@@ -47,12 +36,12 @@ def bound_cache_extents(f2: Stage2Function) -> Stage2Function:
     for block in blocks:
         for buf in block.alloc_buffers:
             shape = list(buf.ty.shape)
-            if not any(_has_load(d) for d in shape):
+            if not any(reads_data(d) for d in shape):
                 continue
             source = _source_of(buf, blocks, sparse)
             if source is None or len(source.ty.shape) != len(shape):
                 raise LoweringError(f"allocation '{buf.name}' has a data-dependent shape that cannot be bounded")
-            bound = [s if _has_load(d) else d for d, s in zip(shape, source.ty.shape)]
+            bound = [s if reads_data(d) else d for d, s in zip(shape, source.ty.shape)]
             new = tirx.decl_buffer(bound, str(buf.ty.dtype), name=buf.name, scope=buf.ty.storage_scope, layout=None)
             replace.append((buf, new))
     if not replace:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._tvm import TensorLoad, TensorRegion, Var, s_tir, structural_map, tirx, tvm
+from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
-from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, STAGE_II_LEVEL, Stage2Buffer, Stage2Function
+from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, Stage2Buffer, Stage2Function
 from .auto_decompose_reduction import auto_decompose_reduction
 from .bound_cache_extents import bound_cache_extents
 from .lower_sparse_iter import pos_extent

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Optional
 
-from .._tvm import Span, TensorLoad, Var, s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
+from .._tvm import Span, TensorLoad, Var, s_tir, structural_equal, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import (
     DENSE_FIXED,
@@ -39,6 +39,7 @@ from ..ir.axis import (
     Axis,
     FusedAxis,
 )
+from ..ir.analysis import contains, uses_any
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
 from ..ir.iteration import REDUCE, SparseIteration
@@ -72,23 +73,6 @@ def lower_sparse_iter(func: SparseFunction) -> Stage2Function:
 
 def _i32(value: int, dtype: str = "int32") -> Any:
     return tirx.const(value, dtype)
-
-
-def _contains(expr: Any, pred) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if pred(node):
-            found[0] = True
-            return False
-        return not found[0]
-
-    structural_walk(expr, visit)
-    return found[0]
-
-
-def _uses_any(expr: Any, vars_: list[Var]) -> bool:
-    return _contains(expr, lambda n: isinstance(n, Var) and any(n.same_as(v) for v in vars_))
 
 
 def _substitute(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:
@@ -150,7 +134,7 @@ def _bound_region(region: Any) -> Any:
     changed = False
     for r, dim in zip(region.region, region.source.ty.shape):
         one = isinstance(r.extent, tirx.IntImm) and int(r.extent.value) == 1
-        if _contains(r.extent, _is_load) or (not one and _contains(r.min, _is_load)):
+        if contains(r.extent, _is_load) or (not one and contains(r.min, _is_load)):
             ranges.append(Range(0, dim))
             changed = True
         else:
@@ -407,7 +391,7 @@ class _Lowering:
             return [lp.block_var for lp in levels[-1].loops]
 
         def new_level_if(expr: Any) -> None:
-            if levels[-1].loops and _uses_any(expr, current_vars()):
+            if levels[-1].loops and uses_any(expr, current_vars()):
                 levels.append(_Level([]))
 
         for entry in it.axes:
@@ -454,7 +438,7 @@ class _Lowering:
             for store in it.init:
                 for index in store.indices:
                     for var, lvl in level_of.items():
-                        if _uses_any(index, [var]):
+                        if uses_any(index, [var]):
                             init_level = max(init_level, lvl)
             reduce_levels = [level_of[v] for v, k in zip(it.iter_vars, it.kinds) if k == REDUCE and v in level_of]
             if init_level >= 0 and any(r < init_level for r in reduce_levels):
@@ -604,7 +588,7 @@ class _Lowering:
         """Position of ``coord`` in ``row`` of sparse ``axis`` (-1 when not stored), via a search block."""
         level = self.pending
         lvars = [lp.block_var for lp in level.loops]
-        deps = [i for i, v in enumerate(lvars) if _uses_any(row, [v]) or _uses_any(coord, [v])]
+        deps = [i for i, v in enumerate(lvars) if uses_any(row, [v]) or uses_any(coord, [v])]
         depth = max(deps) + 1 if deps else 0
         ax2 = self.axes2[axis.name]
         length = self._extent(axis, row) if axis.is_variable else axis.nnz_cols
@@ -691,7 +675,7 @@ class _Lowering:
         if sb is None:
             raise LoweringError(f"store into '{store.buffer.name}', which is not a sparse buffer")
         value = self.rewrite_expr(store.value, env, None, store.span, allow_search)
-        indices = [self.rewrite_expr(i, env, None, store.span, allow_search) if _contains(i, lambda n: isinstance(n, TensorLoad)) else i for i in store.indices]
+        indices = [self.rewrite_expr(i, env, None, store.span, allow_search) if contains(i, lambda n: isinstance(n, TensorLoad)) else i for i in store.indices]
         pos, guards = self.positions(sb, indices, env, store.span, allow_search)
         new = tirx.BufferStore(self.sb2[sb.buffer].buffer, value, pos, span=store.span)
         if guards:
@@ -752,7 +736,7 @@ class _Lowering:
             if region.source.same_as(lohi):
                 continue
             ranges = [
-                Range(0, dim) if _uses_any([r.min, r.extent], [lohi]) or _contains(
+                Range(0, dim) if uses_any([r.min, r.extent], [lohi]) or contains(
                     [r.min, r.extent], lambda n: isinstance(n, TensorLoad) and n.source.same_as(lohi)
                 ) else r
                 for r, dim in zip(region.region, region.source.ty.shape)

@@ -1,0 +1,35 @@
+"""Small questions about TVM expressions that several passes and the schedule guards ask."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .._tvm import TensorLoad, Var, structural_walk
+
+
+def contains(expr: Any, pred: Callable[[Any], bool]) -> bool:
+    """True when some node of ``expr`` (``expr`` included) satisfies ``pred``."""
+    found = [False]
+
+    def visit(node: Any) -> bool:
+        if pred(node):
+            found[0] = True
+        return not found[0]
+
+    structural_walk(expr, visit)
+    return found[0]
+
+
+def reads_data(expr: Any) -> bool:
+    """True when ``expr`` loads from a buffer: its value is known only at run time."""
+    return contains(expr, lambda n: isinstance(n, TensorLoad))
+
+
+def uses_var(expr: Any, var: Var) -> bool:
+    """True when ``expr`` mentions ``var``."""
+    return contains(expr, lambda n: isinstance(n, Var) and n.same_as(var))
+
+
+def uses_any(expr: Any, vars_: list[Var]) -> bool:
+    """True when ``expr`` mentions any of ``vars_``."""
+    return contains(expr, lambda n: isinstance(n, Var) and any(n.same_as(v) for v in vars_))
