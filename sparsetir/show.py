@@ -15,7 +15,6 @@ from typing import Any, Optional
 from .driver import build
 from .errors import SparseTIRError, ScriptError
 from .ir.function import SparseFunction
-from .ir.stage2 import Stage2Function
 from .script import parse_file
 from .trace.spans import annotate
 from .transforms import lower_sparse_buffer, lower_sparse_iter
@@ -60,16 +59,12 @@ def render(func: Any, stage: str, home: Optional[str] = None) -> str:
 
 def _functions(path: str, name: Optional[str]) -> list[Any]:
     parsed = parse_file(path)
-    found = parsed if isinstance(parsed, dict) else {_name(parsed): parsed}
+    found = parsed if isinstance(parsed, dict) else {parsed.name: parsed}
     if name is None:
         return list(found.values())
     if name not in found:
         raise SparseTIRError(f"{path} has no function {name!r}; it has {', '.join(sorted(found))}")
     return [found[name]]
-
-
-def _name(func: Any) -> str:
-    return func.name if isinstance(func, (SparseFunction, Stage2Function)) else str(func)
 
 
 def _ending(text: str) -> str:
