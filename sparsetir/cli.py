@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--kernels",
         type=_comma_list(str),
         metavar="NAME,...",
-        help="kernels to run: spmm, sddmm, spmv (default: spmm,sddmm)",
+        help="kernels to run: spmm, sddmm, spmv, segment_sum, bsr_spmm, ell_spmm, softmax "
+        "(default: all; ell_spmm is skipped on matrices whose longest row is over 8x the mean)",
     )
     bench.add_argument(
         "--rounds",

@@ -29,10 +29,37 @@ def _sddmm(matrix, x, y):
     return scipy.sparse.csr_matrix((values, matrix.indices, matrix.indptr), shape=matrix.shape)
 
 
+def _segment_sum(values, offsets):
+    segments = scipy.sparse.csr_matrix(
+        (np.ones(values.shape[0], values.dtype), np.arange(values.shape[0]), offsets),
+        shape=(offsets.shape[0] - 1, values.shape[0]),
+    )
+    return np.asarray(segments @ values, dtype=values.dtype)
+
+
+def _bsr_spmm(matrix, x):
+    return np.asarray(matrix @ x, dtype=np.float32)
+
+
+def _ell_spmm(indices, values, x):
+    return np.einsum("ij,ijk->ik", values, x[indices]).astype(np.float32)
+
+
+def _softmax(matrix):
+    result = matrix.copy()
+    for row in range(matrix.shape[0]):
+        part = slice(matrix.indptr[row], matrix.indptr[row + 1])
+        exps = np.exp(matrix.data[part] - matrix.data[part].max(initial=0))
+        result.data[part] = exps / exps.sum()
+    return result
+
+
 def fake_ops(**overrides) -> types.ModuleType:
     """A stand-in for sparsetir.ops computing with SciPy, with some kernels replaced."""
     ops = types.ModuleType("fake_ops")
     ops.spmm, ops.sddmm, ops.spmv = _spmm, _sddmm, _spmm
+    ops.segment_sum, ops.bsr_spmm, ops.ell_spmm = _segment_sum, _bsr_spmm, _ell_spmm
+    ops.softmax = _softmax
     for name, kernel in overrides.items():
         setattr(ops, name, kernel)
     return ops
@@ -57,10 +84,17 @@ def test_smoke_run_writes_checked_results(tmp_path, capsys):
     assert {"timestamp", "cpu", "threads", "versions", "load_average"} <= environment.keys()
     assert {"sparsetir", "tvm", "numpy", "scipy", "torch"} <= environment["versions"].keys()
     assert document["settings"]["widths"] == [32] and document["settings"]["smoke"] is True
+    # Every kernel by default; ELL is skipped on cora, whose longest row is 43x its mean.
     assert [(row["matrix"], row["kernel"], row["width"]) for row in document["rows"]] == [
         ("cora", "spmm", 32),
         ("cora", "sddmm", 32),
+        ("cora", "spmv", None),
+        ("cora", "segment_sum", 32),
+        ("cora", "bsr_spmm", 32),
+        ("cora", "softmax", None),
     ]
+    assert "skipped ell_spmm on cora: its longest row (168) is 43x" in " ".join(document["notes"])
+    assert "bsr_spmm on cora: 4x4 blocks" in " ".join(document["notes"])
     for row in document["rows"]:
         assert row["passed"] is True
         assert row["nnz"] == data.load("cora").nnz and row["bytes_moved"] > 0
@@ -71,7 +105,9 @@ def test_smoke_run_writes_checked_results(tmp_path, capsys):
             assert impl["results_checked"] == 2 + document["settings"]["rounds"]
             assert impl["ms"] > 0 and len(impl["round_ms"]) == document["settings"]["rounds"]
         assert row["speedup"]["scipy"] > 0
-    assert set(document["summary"]) == {"spmm", "sddmm"}
+    assert set(document["summary"]) == {
+        "spmm", "sddmm", "spmv", "segment_sum", "bsr_spmm", "softmax"
+    }
 
 
 def test_smoke_run_draws_the_plot(tmp_path):
@@ -167,7 +203,11 @@ def test_matrix_file_and_name(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--kernels", "spmm,gemm"], "unknown kernel 'gemm' (choose from spmm, sddmm, spmv)"),
+        (
+            ["--kernels", "spmm,gemm"],
+            "unknown kernel 'gemm' (choose from spmm, sddmm, spmv, segment_sum, bsr_spmm, "
+            "ell_spmm, softmax)",
+        ),
         (["--widths", "0"], "--widths must be positive"),
         (["--rounds", "0"], "--rounds must be at least 1"),
     ],
@@ -185,7 +225,8 @@ def test_widths_must_be_integers(capsys):
 def test_kernel_missing_from_ops_is_skipped_with_a_note(tmp_path, capsys):
     ops = fake_ops()
     del ops.sddmm
-    assert bench(["--smoke", "--rounds", "1", "--out", str(tmp_path)], ops=ops) == 0
+    argv = ["--smoke", "--rounds", "1", "--kernels", "spmm,sddmm", "--out", str(tmp_path)]
+    assert bench(argv, ops=ops) == 0
     assert "note: skipped sddmm: fake_ops has no sddmm()" in capsys.readouterr().err
     rows = json.loads((tmp_path / report.JSON_NAME).read_text())["rows"]
     assert [row["kernel"] for row in rows] == ["spmm"]
@@ -275,3 +316,146 @@ def test_threads_option_sets_tvm_and_torch(tmp_path):
         torch.set_num_threads(before[1])
     threads = json.loads((tmp_path / report.JSON_NAME).read_text())["environment"]["threads"]
     assert threads == {"sparsetir": 1, "torch": 1, "scipy": 1}
+
+
+# ------------------------------------------------ segment_sum, bsr_spmm, ell_spmm and softmax
+
+NEW_KERNELS = ("segment_sum", "bsr_spmm", "ell_spmm", "softmax")
+
+
+def _small_matrix(tmp_path):
+    """A 40x30 canonical CSR file with an empty row (30 columns: BSR blocks of 2)."""
+    small = scipy.sparse.random(40, 30, density=0.2, format="csr", dtype=np.float32,
+                                random_state=2)
+    small = small.tolil()
+    small[7, :] = 0
+    small = small.tocsr()
+    small.eliminate_zeros()
+    small.sort_indices()
+    assert np.diff(small.indptr)[7] == 0
+    path = tmp_path / "small.npz"
+    scipy.sparse.save_npz(path, small)
+    return path
+
+
+def test_new_kernels_of_sparsetir_ops_match_their_peers(tmp_path, capsys):
+    ops = pytest.importorskip("sparsetir.ops")
+    if not all(hasattr(ops, name) for name in NEW_KERNELS):
+        pytest.skip("sparsetir.ops lacks one of " + ", ".join(NEW_KERNELS))
+    argv = ["bench", "--quiet", "--matrix", str(_small_matrix(tmp_path)), "--kernels",
+            ",".join(NEW_KERNELS), "--widths", "5", "--rounds", "1", "--out", str(tmp_path)]
+    status = cli.main(argv)
+    assert status == 0, capsys.readouterr().err
+    document = json.loads((tmp_path / report.JSON_NAME).read_text())
+    assert [(row["kernel"], row["width"]) for row in document["rows"]] == [
+        ("segment_sum", 5), ("bsr_spmm", 5), ("ell_spmm", 5), ("softmax", None)
+    ]
+    expected_impls = {"sparsetir", "scipy"} | ({"torch"} if _has_torch() else set())
+    for row in document["rows"]:
+        assert row["passed"] is True
+        assert set(row["impls"]) == expected_impls
+        assert all(impl["results_checked"] == 3 for impl in row["impls"].values())
+    assert "bsr_spmm on small: 2x2 blocks" in " ".join(document["notes"])
+
+
+def _has_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def _sum_one_short(values, offsets):
+    result = _segment_sum(values, offsets)
+    result[3, 1] += 1.0
+    return result
+
+
+def _bsr_last_block_row_lost(matrix, x):
+    result = _bsr_spmm(matrix, x)
+    result[-matrix.blocksize[0]:] = 0
+    return result
+
+
+def _ell_padding_counted(indices, values, x):
+    return np.einsum("ij,ijk->ik", np.where(values == 0, 1, values), x[indices]).astype(np.float32)
+
+
+def _softmax_unnormalized(matrix):
+    result = matrix.copy()
+    result.data = np.exp(matrix.data)
+    return result
+
+
+def _softmax_other_pattern(matrix):
+    result = matrix.copy()
+    result.indices = np.roll(result.indices, 1)
+    return result
+
+
+@pytest.mark.parametrize(
+    "kernel, wrong, message",
+    [
+        ("segment_sum", _sum_one_short, "1 of 200 values differ from SciPy; worst at [3, 1]"),
+        ("bsr_spmm", _bsr_last_block_row_lost, "values differ from SciPy; worst at [3"),
+        ("ell_spmm", _ell_padding_counted, "values differ from SciPy; worst at ["),
+        ("softmax", _softmax_unnormalized, "values differ from SciPy; worst at ["),
+        ("softmax", _softmax_other_pattern, "result does not have the sparsity pattern of A"),
+    ],
+    ids=["segment-sum", "bsr-block-row", "ell-padding", "softmax-value", "softmax-pattern"],
+)
+def test_wrong_new_kernel_fails_the_run(tmp_path, capsys, kernel, wrong, message):
+    argv = ["--matrix", str(_small_matrix(tmp_path)), "--kernels", ",".join(NEW_KERNELS),
+            "--widths", "5", "--rounds", "1", "--out", str(tmp_path)]
+    assert bench(argv, ops=fake_ops(**{kernel: wrong})) == 1
+    err = capsys.readouterr().err
+    assert "FAILED: 1 implementation(s) gave a wrong answer or an error" in err
+    width = "" if kernel == "softmax" else " (width 5)"
+    assert f"sparsetir {kernel} on small{width}: " in err and message in err
+    rows = json.loads((tmp_path / report.JSON_NAME).read_text())["rows"]
+    assert [row["kernel"] for row in rows if not row["passed"]] == [kernel]
+
+
+def test_ell_is_skipped_on_a_skewed_matrix(tmp_path, capsys):
+    assert bench(["--kernels", "ell_spmm", "--out", str(tmp_path)], ops=fake_ops()) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sparsetir bench: nothing to run: ")
+    assert ("skipped ell_spmm on cora: its longest row (168) is 43x its mean row length (3.9), "
+            "over the 8x limit: ELL would be mostly padding") in err
+    assert not (tmp_path / report.JSON_NAME).exists()
+
+
+def test_bsr_block_is_the_largest_that_divides_the_shape():
+    def block(rows, cols):
+        return kernels.bsr_block(scipy.sparse.csr_matrix((rows, cols), dtype=np.float32))
+
+    assert (block(8, 12), block(6, 10), block(8, 6), block(5, 8)) == (4, 2, 2, 1)
+
+
+def test_ell_form_stores_the_matrix_with_zero_padding(tmp_path):
+    matrix = data.load_file(_small_matrix(tmp_path))
+    indices, values = kernels.ell_form(matrix)
+    longest = np.diff(matrix.indptr).max()
+    assert indices.shape == values.shape == (40, longest) and indices.dtype == np.int32
+    rebuilt = np.zeros(matrix.shape, np.float32)
+    np.add.at(rebuilt, (np.arange(40)[:, None], indices), values)
+    np.testing.assert_array_equal(rebuilt, matrix.toarray())
+
+
+def test_softmax_and_segment_sum_references_handle_empty_rows(tmp_path):
+    matrix = data.load_file(_small_matrix(tmp_path))
+    softmax = kernels.KERNELS["softmax"].case("small", matrix, None, seed=0)
+    scores = softmax.operands[0].toarray()
+    row = 3
+    stored = scores[row, matrix.indices[matrix.indptr[row]:matrix.indptr[row + 1]]]
+    np.testing.assert_allclose(
+        softmax.expected[matrix.indptr[row]:matrix.indptr[row + 1]],
+        np.exp(stored) / np.exp(stored).sum(), rtol=1e-6,
+    )
+    assert softmax.expected.shape == (matrix.nnz,)
+    segment_sum = kernels.KERNELS["segment_sum"].case("small", matrix, 3, seed=0)
+    assert np.all(segment_sum.expected[7] == 0)
+    values, offsets = segment_sum.operands
+    np.testing.assert_allclose(segment_sum.expected[row],
+                               values[offsets[row]:offsets[row + 1]].sum(0), rtol=1e-6)

@@ -33,7 +33,8 @@ from .timing import PAUSE_S, measure
 
 DEFAULT_MATRIX = "cora"
 DEFAULT_WIDTHS = (32, 128, 512)
-DEFAULT_KERNELS = ("spmm", "sddmm")
+# Every kernel: the default run on cora checks and times all of sparsetir.ops (a few seconds).
+DEFAULT_KERNELS = tuple(KERNELS)
 DEFAULT_ROUNDS = 10
 DEFAULT_OUT = "bench-results"
 SMOKE_WIDTHS = (32,)
@@ -130,12 +131,10 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
             "use the CPU, so timings may be unreliable"
         )
 
-    work = [
-        (matrix, kernel, width)
-        for matrix in matrices
-        for kernel in ours
-        for width in (options.widths if KERNELS[kernel].has_width else (None,))
-    ]
+    work = _work(matrices, ours, options.widths, notes)
+    if not work:
+        print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
+        return EXIT_USAGE
     rows: list[report.Row] = []
     for (name, matrix, source), kernel, width in _progress(work, options.quiet):
         case = KERNELS[kernel].case(name, matrix, width, options.seed)
@@ -152,6 +151,28 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
         print(f"note: {note}", file=sys.stderr)
     _write_results(options, environment, notes, rows)
     return _verdict(rows)
+
+
+def _work(matrices, ours: dict, widths, notes: list[str]) -> list:
+    """The (matrix, kernel, width) cases to run; a note for each kernel skipped on a matrix.
+
+    A kernel whose format does not suit a matrix (ELL on a skewed graph) is skipped on it, and
+    how a kernel's input is derived from a matrix (the BSR block size) is noted.
+    """
+    work = []
+    for matrix in matrices:
+        name, csr, _ = matrix
+        for kernel in ours:
+            reason = KERNELS[kernel].skip(csr)
+            if reason:
+                notes.append(f"skipped {kernel} on {name}: {reason}")
+                continue
+            remark = KERNELS[kernel].describe(csr)
+            if remark:
+                notes.append(f"{kernel} on {name}: {remark}")
+            for width in widths if KERNELS[kernel].has_width else (None,):
+                work.append((matrix, kernel, width))
+    return work
 
 
 def _load_matrix(spec: str) -> tuple[str, scipy.sparse.csr_matrix, str]:
