@@ -67,11 +67,37 @@ def forget(A: Any) -> None:
     prepared.forget(A)
 
 
-#: SDDMM prefetches the rows of Y it gathers when Y is larger than this and rows are at most
-#: ``PREFETCH_MAX_FEAT`` wide: measured 1.1-1.45x on scattered graphs whose Y lives in L3/DRAM,
-#: a loss when Y fits in L2 or for 512-wide rows (bench/notes/cpu_schedules.md).
-PREFETCH_MIN_BYTES = 4 << 20
-PREFETCH_MAX_FEAT = 128
+#: SDDMM prefetches the rows of Y it gathers (``prefetch.py``), 8 nonzeros ahead, when they
+#: are likely to miss the cache (measured per matrix and width in bench/notes/cpu_schedules.md):
+#: - never when most columns follow the previous one (``column_locality`` runs, e.g. banded
+#:   bcsstk16): the hardware prefetcher already streams those rows, prefetching cost 6-20 %;
+#: - rows of at most ``PREFETCH_NARROW_BYTES`` (32 float32): Y > ``PREFETCH_NARROW_MIN_BYTES``
+#:   and the columns reach far from the diagonal (rgg's near-diagonal Y window stays cached);
+#: - wider rows: Y > ``PREFETCH_MIN_BYTES`` (1.05-1.35x, also for L3-resident Y such as citeseer
+#:   at width 128); rows wider than ``PREFETCH_FULL_ROW_BYTES`` get only their first
+#:   ``PREFETCH_WIDE_LINES`` lines prefetched (the stream prefetcher takes the rest; prefetching
+#:   all 32 lines of a 512-wide row lost up to 20 %).
+PREFETCH_MAX_RUNS = 0.5
+PREFETCH_NARROW_BYTES = 128
+PREFETCH_NARROW_MIN_BYTES = 2 << 20
+PREFETCH_MIN_REACH = 0.05
+PREFETCH_MIN_BYTES = 1 << 20
+PREFETCH_FULL_ROW_BYTES = 512
+PREFETCH_WIDE_LINES = 4
+
+
+def _sddmm_prefetch(a: CsrInput, Y: Any) -> int:
+    """How SDDMM prefetches ``Y``'s rows for ``a``: -1 not at all, 0 whole rows, k > 0 the first k lines."""
+    runs, reach = a.column_locality
+    row_bytes = Y.shape[1] * Y.dtype.itemsize
+    y_bytes = Y.shape[0] * row_bytes
+    if runs >= PREFETCH_MAX_RUNS:
+        return -1
+    if row_bytes <= PREFETCH_NARROW_BYTES:
+        return 0 if y_bytes > PREFETCH_NARROW_MIN_BYTES and reach >= PREFETCH_MIN_REACH else -1
+    if y_bytes <= PREFETCH_MIN_BYTES:
+        return -1
+    return 0 if row_bytes <= PREFETCH_FULL_ROW_BYTES else PREFETCH_WIDE_LINES
 
 
 def _parts() -> int:
@@ -131,8 +157,8 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     feat = int(X.shape[1])
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz and feat:
-        prefetch = feat <= PREFETCH_MAX_FEAT and Y.shape[0] * feat * Y.dtype.itemsize > PREFETCH_MIN_BYTES
-        _run(KernelKey("sddmm", a.dtype, feat, prefetch=prefetch), a.data, X, Y, out, a.indptr, a.indices, m, n, a.nnz,
+        lines = _sddmm_prefetch(a, Y)
+        _run(KernelKey("sddmm", a.dtype, feat, prefetch=lines >= 0, prefetch_lines=max(lines, 0)), a.data, X, Y, out, a.indptr, a.indices, m, n, a.nnz,
              a.part, a.part.shape[0] - 1)
     else:
         out[...] = 0

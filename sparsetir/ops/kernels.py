@@ -38,6 +38,7 @@ class KernelKey:
     feat: int = 0
     block: tuple[int, int] = (0, 0)
     prefetch: bool = False
+    prefetch_lines: int = 0  # with ``prefetch``: the first lines of each row only (0: all)
 
 
 def vector_lanes(dtype: str) -> int:
@@ -123,7 +124,8 @@ def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
     if not key.prefetch:
         return build(f2, target=target, cache=cache)
     # The prefetch is a stage-III rewrite, so lower here and keep stage II's structure checks.
-    f3 = prefetch_gathered_rows(lower_sparse_buffer(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz")
+    f3 = prefetch_gathered_rows(lower_sparse_buffer(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz",
+                                max_lines=key.prefetch_lines)
     return build(f3, target=target, constraints=constraints_of(f2), cache=cache)
 
 

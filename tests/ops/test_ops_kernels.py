@@ -146,6 +146,29 @@ def test_sddmm_with_prefetch_for_a_large_operand():
     assert any(key.prefetch for key in ops.library._kernels)
 
 
+def test_sddmm_prefetches_the_first_lines_of_wide_rows():
+    # 200 float32 (800 bytes, 13 lines) per row and Y of 2.4 MB: only the first lines are fetched.
+    A = random_csr(400, 3000, 0.003, 8, empty_rows=True, long_row=False)
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((400, 200)).astype(np.float32)
+    Y = rng.standard_normal((3000, 200)).astype(np.float32)
+    assert ops._sddmm_prefetch(ops._csr("A", A), Y) == ops.PREFETCH_WIDE_LINES
+    O = ops.sddmm(A, X, Y)
+    np.testing.assert_allclose(O.tocoo().data, _sddmm_reference(A, X, Y), rtol=1e-5, atol=1e-5)
+    assert any(key.prefetch and key.prefetch_lines == ops.PREFETCH_WIDE_LINES and key.feat == 200
+               for key in ops.library._kernels)
+
+
+def test_sddmm_does_not_prefetch_runs_of_columns():
+    # A banded matrix: consecutive columns, which the hardware prefetcher streams by itself.
+    n = 20000
+    A = sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1], format="csr", dtype=np.float32)
+    Y = np.ones((n, 64), np.float32)
+    assert ops._csr("A", A).column_locality[0] > ops.PREFETCH_MAX_RUNS
+    assert ops._sddmm_prefetch(ops._csr("A", A), Y) == -1
+    np.testing.assert_allclose(ops.sddmm(A, Y, Y).data, 64 * A.data)
+
+
 def test_prefetch_rewrite_targets_the_row_loop():
     import sparsetir
     from sparsetir.ops import kernels
@@ -155,3 +178,5 @@ def test_prefetch_rewrite_targets_the_row_loop():
     text = prefetch_gathered_rows(f3, "y", "indptr", "indices", "nnz", distance=8).script()
     assert text.count("llvm.prefetch") == 2  # two 64-byte lines per 32-float row
     assert "T.min(indptr[" in text and "+ 8, nnz - 1)" in text
+    wide = sparsetir.lower_sparse_buffer(kernels.make_sddmm(kernels.KernelKey("sddmm", "float32", 512)))
+    assert prefetch_gathered_rows(wide, "y", "indptr", "indices", "nnz", max_lines=4).script().count("llvm.prefetch") == 4
