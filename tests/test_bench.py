@@ -16,7 +16,7 @@ import scipy.sparse
 
 from sparsetir import cli, data
 from sparsetir.bench import check, kernels, report, run
-from sparsetir.bench.timing import Timing
+from sparsetir.bench.timing import SIZING_CALLS, Timing
 
 
 def _spmm(matrix, x):
@@ -102,7 +102,7 @@ def test_smoke_run_writes_checked_results(tmp_path, capsys):
         for impl in row["impls"].values():
             assert impl["error"] is None
             # The warm-up's two answers and each round's last one are all checked.
-            assert impl["results_checked"] == 2 + document["settings"]["rounds"]
+            assert impl["results_checked"] == 1 + SIZING_CALLS + document["settings"]["rounds"]
             assert impl["ms"] > 0 and len(impl["round_ms"]) == document["settings"]["rounds"]
         assert row["speedup"]["scipy"] > 0
     assert set(document["summary"]) == {
@@ -354,7 +354,7 @@ def test_new_kernels_of_sparsetir_ops_match_their_peers(tmp_path, capsys):
     for row in document["rows"]:
         assert row["passed"] is True
         assert set(row["impls"]) == expected_impls
-        assert all(impl["results_checked"] == 3 for impl in row["impls"].values())
+        assert all(impl["results_checked"] == 2 + SIZING_CALLS for impl in row["impls"].values())
     assert "bsr_spmm on small: 2x2 blocks" in " ".join(document["notes"])
 
 
