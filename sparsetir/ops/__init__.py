@@ -109,8 +109,33 @@ def _csr(what: str, A: Any) -> CsrInput:
 
 
 def _run(key: KernelKey, *args: Any) -> None:
+    _call(library.get(key), args)
+
+
+def _call(kernel: Any, args: tuple) -> None:
+    """Run ``kernel`` on ``args``: straight into the compiled code, which takes ordinary arguments
+    as they are; an argument TVM refuses (a read-only or a size-0 numpy array) raises before the
+    kernel runs, and the call is made again with such arguments adapted (``prepare_unchecked``)."""
+    try:
+        kernel.compiled.entry(*args)
+    except (BufferError, ValueError):
+        kernel.compiled.entry(*prepare_unchecked(kernel.signature, args))
+
+
+def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:
+    """The kernel of ``op`` at width ``feat`` for the prepared matrix ``a``, memoized on ``a``
+    (a kernel's configuration depends only on the matrix, the operation and the width)."""
+    found = a.kernels.get((op, feat))
+    if found is not None and found[0] is library:
+        return found[1]
+    if op == "sddmm":
+        lines = _sddmm_prefetch(a, Y)
+        key = KernelKey(op, a.dtype, feat, prefetch=lines >= 0, prefetch_lines=max(lines, 0))
+    else:
+        key = KernelKey(op, a.dtype, feat)
     kernel = library.get(key)
-    kernel.compiled.entry(*prepare_unchecked(kernel.signature, args))
+    a.kernels[(op, feat)] = (library, kernel)
+    return kernel
 
 
 def _empty(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
@@ -132,8 +157,7 @@ def spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _run(KernelKey("spmm", a.dtype, feat), a.data, X, C, a.indptr, a.indices, m, n, a.nnz,
-         a.part, a.part.shape[0] - 1)
+    _call(_kernel(a, "spmm", feat), (a.data, X, C) + a.tail)
     return C
 
 
@@ -155,29 +179,52 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     if X.shape[1] != Y.shape[1]:
         fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
     feat = int(X.shape[1])
-    out = np.empty((a.nnz,), a.dtype)
-    if a.nnz and feat:
-        lines = _sddmm_prefetch(a, Y)
-        _run(KernelKey("sddmm", a.dtype, feat, prefetch=lines >= 0, prefetch_lines=max(lines, 0)), a.data, X, Y, out, a.indptr, a.indices, m, n, a.nnz,
-             a.part, a.part.shape[0] - 1)
+    nnz = a.tail[4]
+    out = np.empty((nnz,), a.dtype)
+    if nnz and feat:
+        _call(_kernel(a, "sddmm", feat, Y), (a.data, X, Y, out) + a.tail)
     else:
         out[...] = 0
-    return _same_pattern(a, out)
+    return _same_pattern(A, a, out)
 
 
-def _same_pattern(a: CsrInput, values: np.ndarray) -> Any:
-    """A CSR matrix of ``a``'s kind with ``a``'s pattern (copied index arrays) and ``values``."""
+def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
+    """A CSR matrix of ``A``'s kind (``a`` is its preparation) with ``A``'s pattern (copied index
+    arrays) and ``values``."""
     if a.is_torch:
         torch = torch_module()
-        A = a.original
         return torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
                                        torch.from_numpy(values), size=tuple(A.shape))
     # A shallow copy of A keeps every attribute of A's class (shape, format flags, which stay
     # true for an identical pattern) and skips the constructor's format checks (~10 us).
-    result = copy.copy(a.original)
+    result = _shallow_copy(A)
     result.data = values
-    result.indices = a.original.indices.copy()
-    result.indptr = a.original.indptr.copy()
+    result.indices = A.indices.copy()
+    result.indptr = A.indptr.copy()
+    return result
+
+
+#: Classes whose shallow copy is a new instance with a copy of the instance ``__dict__``: what
+#: ``copy.copy`` does for them, without its generic ``__reduce_ex__`` path (~2 us).
+_PLAIN_COPY: dict[type, bool] = {}
+
+
+def _shallow_copy(A: Any) -> Any:
+    cls = type(A)
+    plain = _PLAIN_COPY.get(cls)
+    if plain is None:
+        plain = _PLAIN_COPY[cls] = (
+            getattr(cls, "__copy__", None) is None
+            and cls.__reduce_ex__ is object.__reduce_ex__
+            and cls.__reduce__ is object.__reduce__
+            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__
+            and not any(getattr(k, "__slots__", ()) for k in cls.__mro__)
+            and hasattr(A, "__dict__")
+        )
+    if not plain:
+        return copy.copy(A)
+    result = cls.__new__(cls)
+    result.__dict__.update(A.__dict__)
     return result
 
 
@@ -186,13 +233,15 @@ def spmv(A: Any, x: Any) -> Any:
     a = _csr("spmv: A", A)
     x = dense_operand("spmv: x", x, a.dtype, a.shape[1], ndim=1)
     m, n = a.shape
-    y = _empty((m,), a.dtype, is_torch_tensor(x))
+    # A vector's scalar stores never straddle cache lines: no need for an aligned allocation.
+    y = np.empty((m,), a.dtype)
+    if is_torch_tensor(x):
+        y = torch_module().from_numpy(y)
     if m == 0:
         return y
     # SpMV is the SpMM kernel with one feature column: its scalar row accumulator then lives in
     # a register tile (a script with a scalar output keeps it in memory, ~3x slower).
-    _run(KernelKey("spmm", a.dtype, 1), a.data, x.reshape(n, 1), y.reshape(m, 1), a.indptr, a.indices,
-         m, n, a.nnz, a.part, a.part.shape[0] - 1)
+    _call(_kernel(a, "spmm", 1), (a.data, x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
     return y
 
 
@@ -306,7 +355,6 @@ def softmax(A: Any) -> Any:
     """
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
-    m, n = a.shape
     if a.nnz:
-        _run(KernelKey("softmax", a.dtype), a.data, out, a.indptr, a.indices, m, n, a.nnz, a.part, a.part.shape[0] - 1)
-    return _same_pattern(a, out)
+        _call(_kernel(a, "softmax", 0), (a.data, out) + a.tail)
+    return _same_pattern(A, a, out)

@@ -19,7 +19,7 @@ from functools import cached_property
 import sys
 import threading
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -51,8 +51,7 @@ def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.nda
     if nbytes < 4096:  # a few rows: not worth the extra slicing
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + align, np.uint8)
-    start = (-raw.__array_interface__["data"][0]) % align
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return np.ndarray(shape, dtype, raw, (-raw.ctypes.data) % align)
 
 
 def aligned_torch_empty(shape: tuple[int, ...], dtype: str) -> Any:
@@ -71,8 +70,18 @@ class CsrInput:
     dtype: str
     part: np.ndarray
     is_torch: bool
-    original: Any
     max_row_length: int
+    #: The arguments every CSR kernel takes after its dense operands, in order:
+    #: ``(indptr, indices, m, n, nnz, part, parts)``; built once so a call only splices them in.
+    tail: tuple = field(init=False, repr=False, compare=False)
+    #: The kernels this matrix used, by ``(op, feat)``, each with the library it came from:
+    #: a call then resolves its kernel with one dict lookup (``sparsetir.ops._kernel``).
+    kernels: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        m, n = self.shape
+        object.__setattr__(self, "tail", (self.indptr, self.indices, m, n, int(self.data.shape[0]), self.part,
+                                          int(self.part.shape[0]) - 1))
 
     @property
     def nnz(self) -> int:
@@ -141,6 +150,10 @@ def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
         if array.size and (array.max() > _INT32_MAX or array.min() < 0):
             fail(what, f"{name} has values that do not fit in int32")
         array = array.astype(np.int32)
+    if not array.flags.writeable:
+        # TVM refuses read-only arrays (DLPack cannot mark them): copy once here rather than on
+        # every call. The kernels never write index arrays.
+        return np.array(array, order="C")
     return np.ascontiguousarray(array)
 
 
@@ -182,53 +195,57 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     check_structure(what, indptr, indices, m, n, data.shape[0])
     data = np.ascontiguousarray(data)
     longest = int(np.diff(indptr).max()) if m else 0
-    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind, A,
+    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind,
                     longest)
 
 
-def _fingerprint(A: Any) -> tuple:
-    """Identity of the arrays inside ``A``: changes when one of them is replaced.
+def _fingerprint(A: Any) -> tuple[tuple, tuple]:
+    """Identity of the arrays inside ``A``, which changes when one of them is replaced, and what
+    keeps that identity valid: (fingerprint, objects to hold while the fingerprint is kept).
 
-    SciPy matrices hold their arrays as attributes, so the array objects themselves (compared
-    with ``is``) identify them; torch returns new tensor objects on every access, so their data
-    pointers, shapes and dtypes do.
+    SciPy matrices hold their arrays as attributes: the ids of the array objects identify them,
+    and holding the arrays keeps those ids from being reused. Torch returns new tensor objects
+    on every access, so their data pointers, shapes and dtypes do. A fingerprint is a tuple of
+    plain values, compared with ``==``.
     """
+    if type(A).__module__.startswith("scipy."):
+        arrays = (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None))
+        return (id(arrays[0]), id(arrays[1]), id(arrays[2]), getattr(A, "shape", None),
+                getattr(A, "blocksize", None)), arrays
     if is_torch_tensor(A):
         torch = torch_module()
         if A.layout != torch.sparse_csr:
-            return (str(A.layout), id(A))
+            return (str(A.layout), id(A)), ()
         parts = (A.crow_indices(), A.col_indices(), A.values())
-        return tuple((t.data_ptr(), t.shape, t.dtype) for t in parts) + (A.shape,)
-    return (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None),
-            getattr(A, "shape", None), getattr(A, "blocksize", None))
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x is y or (not isinstance(x, np.ndarray) and x == y) for x, y in zip(a, b))
+        return tuple((t.data_ptr(), t.shape, t.dtype) for t in parts) + (A.shape,), ()
+    arrays = (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None))
+    return (id(arrays[0]), id(arrays[1]), id(arrays[2]), repr(getattr(A, "shape", None)),
+            repr(getattr(A, "blocksize", None))), arrays
 
 
 class PreparedCache:
     """Per-matrix preparations, keyed by a weak reference to the matrix and its arrays' identity."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, int], tuple[Any, tuple, Any]] = {}
+        # (kind, id(A)) -> (weak reference to A, fingerprint, objects it relies on, preparation)
+        self._entries: dict[tuple[str, int], tuple[Any, tuple, tuple, Any]] = {}
         self._lock = threading.Lock()
         self.preparations = 0
 
     def get(self, kind: str, A: Any, make: Callable[[], Any]) -> Any:
         """The cached preparation of ``A`` for ``kind``, made with ``make()`` when missing or stale."""
         key = (kind, id(A))
-        fingerprint = _fingerprint(A)
+        fingerprint, held = _fingerprint(A)
         entry = self._entries.get(key)
-        if entry is not None and entry[0]() is A and _same(entry[1], fingerprint):
-            return entry[2]
+        if entry is not None and entry[0]() is A and entry[1] == fingerprint:
+            return entry[3]
         prepared = make()
         try:
             ref = weakref.ref(A, lambda _r, key=key: self._drop(key, _r))
         except TypeError:  # not weak-referenceable: do not cache
             return prepared
         with self._lock:
-            self._entries[key] = (ref, fingerprint, prepared)
+            self._entries[key] = (ref, fingerprint, held, prepared)
             self.preparations += 1
         return prepared
 
@@ -258,7 +275,9 @@ def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int 
     if type(X) is np.ndarray:
         # The common case, kept cheap: it runs on every call.
         if X.ndim == ndim and X.dtype == _NP_DTYPES[dtype] and (rows is None or X.shape[0] == rows):
-            return X if X.flags.c_contiguous else np.ascontiguousarray(X)
+            flags = X.flags
+            # A read-only array is copied: TVM refuses to take one (the kernels only read it).
+            return X if flags.c_contiguous and flags.writeable else np.array(X, order="C")
         got, shape = str(X.dtype), X.shape
     elif is_torch_tensor(X):
         if X.layout != torch_module().strided:
@@ -279,7 +298,8 @@ def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int 
         fail(what, f"expected {rows} rows to match the sparse matrix, got shape {tuple(shape)}")
     if is_torch_tensor(X):
         return X.detach().contiguous()
-    return np.ascontiguousarray(X)
+    X = np.ascontiguousarray(X)
+    return X if X.flags.writeable else X.copy()
 
 
 _NP_DTYPES = {name: np.dtype(name) for name in VALUE_DTYPES}

@@ -100,3 +100,38 @@ def test_sddmm_refuses_rows_longer_than_the_column_count():
     with pytest.raises(ValueError, match=r"sddmm: A: a row stores 5 entries but A has only 3 columns .*sum_duplicates"):
         ops.sddmm(A, X, X)
     np.testing.assert_allclose(ops.spmm(A, X), A.toarray() @ X)  # SpMM adds duplicates up like SciPy
+
+
+def test_read_only_and_empty_inputs_take_the_adapting_path(A):
+    B = A.copy()
+    for arr in (B.data, B.indices, B.indptr):
+        arr.flags.writeable = False
+    X = np.ones((15, 5), np.float32)
+    X.flags.writeable = False
+    x = np.ones(15, np.float32)
+    x.flags.writeable = False
+    np.testing.assert_allclose(ops.spmm(B, X), A @ X, rtol=1e-6)
+    np.testing.assert_allclose(ops.spmv(B, x), A @ x, rtol=1e-6)
+    Xs = np.ones((20, 5), np.float32)
+    np.testing.assert_allclose(ops.sddmm(B, Xs, X).toarray(), (A * 5).toarray(), rtol=1e-6)
+    assert not B.data.flags.writeable and not B.indices.flags.writeable
+    Z = sp.csr_matrix((20, 15), dtype=np.float32)
+    np.testing.assert_array_equal(ops.spmm(Z, np.ones((15, 5), np.float32)), 0)
+    np.testing.assert_array_equal(ops.spmv(Z, np.ones(15, np.float32)), 0)
+    assert ops.sddmm(Z, Xs, np.ones((15, 5), np.float32)).nnz == 0
+
+
+def test_sddmm_result_owns_its_arrays_and_matrices_leave_the_cache():
+    import gc
+
+    A = random_csr(20, 15, 0.2, 12)
+    X = np.ones((20, 3), np.float32)
+    Y = np.ones((15, 3), np.float32)
+    S = ops.sddmm(A, X, Y)
+    assert type(S) is type(A) and S.shape == A.shape
+    for name in ("data", "indices", "indptr"):
+        assert not np.shares_memory(getattr(S, name), getattr(A, name))
+    before = len(ops.prepared)
+    del A
+    gc.collect()
+    assert len(ops.prepared) == before - 1
