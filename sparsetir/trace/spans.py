@@ -11,8 +11,7 @@ import re
 from typing import Any, Optional
 
 from .._tvm import SequentialSpan, Span
-
-SPANS_ATTR = "sparsetir.spans"
+from ..ir.stage2 import SPANS_ATTR
 _BLOCK = re.compile(r"""T\.s?block\(\s*["']([^"']+)["']""")
 _ALLOC = re.compile(r"^\s*(\w+) = T\.(?:sblock_)?alloc_buffer\(")
 
@@ -28,6 +27,11 @@ def span_locations(span: Any) -> list[tuple[str, int]]:
             name = str(s.source_name.name) if s.source_name is not None else "<script>"
             out.append((name, int(s.line)))
     return out
+
+
+def span_texts(span: Any) -> list[str]:
+    """``file:line`` of a ``Span`` or every part of a ``SequentialSpan``: the table's entries."""
+    return [f"{name}:{line}" for name, line in span_locations(span)]
 
 
 def span_table(func: Any) -> dict[str, list[str]]:

@@ -55,6 +55,7 @@ from ..ir.stage2 import (
     Stage2Function,
 )
 from ..ir.verifier import verify
+from ..trace.spans import span_texts
 
 Range = tvm.ir.Range
 SPATIAL_KIND = 0
@@ -93,17 +94,6 @@ def _seq(stmts: list[Any], span: Optional[Span] = None) -> Any:
     if len(stmts) == 1:
         return stmts[0]
     return tirx.SeqStmt(stmts, span=span)
-
-
-def _span_text(span: Optional[Span]) -> list[str]:
-    if span is None:
-        return []
-    spans = list(span.spans) if isinstance(span, tvm.ir.SequentialSpan) else [span]
-    out = []
-    for s in spans:
-        name = str(s.source_name.name) if s.source_name is not None else "<script>"
-        out.append(f"{name}:{s.line}")
-    return out
 
 
 def block_regions(block: Any, buffers: list[Var]) -> Any:
@@ -302,7 +292,7 @@ class _Lowering:
         axes = [self.axes2[a.name] for a in sb.axes]
         role = ALLOCATED if sb.handle is None else VALUE
         if role == ALLOCATED and sb.span is not None:
-            self.span_table[sb.name] = _span_text(sb.span)
+            self.span_table[sb.name] = span_texts(sb.span)
         handle = sb.handle.name if sb.handle is not None else ""
         self.sb2[sb.buffer] = Stage2Buffer(buf, axes, handle, sb.extra_storage, role, sb.span)
         return buf
@@ -418,7 +408,7 @@ class _Lowering:
         self.cur_env = env
         block_names = [self._unique(f"{it.name}{k}") for k in range(len(levels))]
         for name in block_names:
-            self.span_table[name] = _span_text(it.span)
+            self.span_table[name] = span_texts(it.span)
         # body of the innermost level
         inner = levels[-1]
         inner_allocs: list[Var] = []
@@ -428,7 +418,7 @@ class _Lowering:
                 self.pending, self.pending_name = inner, block_names[-1]
                 body_stmts.append(self.lower_store(stmt, env, allow_search=True))
                 table = self.span_table[block_names[-1]]
-                table.extend(x for x in _span_text(stmt.span) if x not in table)
+                table.extend(x for x in span_texts(stmt.span) if x not in table)
             else:
                 body_stmts.append(self.lower_stmt(stmt, env, inner_allocs))
         # init placement
@@ -449,7 +439,7 @@ class _Lowering:
                     outer_env, enclosing_allocs)], it.span)
             init_stmts = [self.lower_store(s, env, allow_search=False) for s in it.init]
             init_stmt = _seq(init_stmts)
-            init_lines = _span_text(it.span) + [x for s in it.init for x in _span_text(s.span)]
+            init_lines = span_texts(it.span) + [x for s in it.init for x in span_texts(s.span)]
             if init_level >= 0:
                 self.span_table[f"{block_names[init_level]}_init"] = init_lines
             if init_level >= 0 and any(lp.kind == REDUCE for lp in levels[init_level].loops):
@@ -702,7 +692,7 @@ class _Lowering:
         by_depth: dict[int, list] = {}
         for s in level.searches:
             by_depth.setdefault(s.depth, []).append(self._search_block(s, loops, bufs))
-            self.span_table[s.name] = _span_text(s.span) or _span_text(span)
+            self.span_table[s.name] = span_texts(s.span) or span_texts(span)
             self.span_table[s.out.name] = self.span_table[s.name]
         for d in range(len(loops), 0, -1):
             stmt = _seq(by_depth.get(d, []) + [stmt])
