@@ -7,7 +7,6 @@ sparse axes known at stage I/II become the structure checks the kernel runs on i
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional, Sequence
 
 from ._tvm import tirx
@@ -15,7 +14,7 @@ from .ir.function import SparseFunction
 from .ir.stage2 import AXES_ATTR, PARTITIONS_ATTR, SEARCHED_ATTR, Stage2Function
 from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
-from .runtime.constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf, constraints_from_axes
+from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
 from .runtime.kernel import Kernel
 from .runtime.target import TargetLike
 from .transforms.lower_sparse_buffer import lower_sparse_buffer
@@ -64,8 +63,7 @@ def constraints_of(func: Stage2Function) -> list[Constraint]:
     # Stage II names the structure arrays after their axes (J_indptr); the kernel's parameters
     # keep the script's names (indptr), which is what a caller passes and errors must say.
     renames = {p.name: name for p, name in zip(func.prim.params, func.param_names)}
-    checks = [_renamed(c, renames) for c in constraints_from_axes(list(func.axes), searched)]
-    return checks + _partition_checks(func)
+    return constraints_from_axes(list(func.axes), searched, renames) + _partition_checks(func)
 
 
 def _partition_checks(func: Stage2Function) -> list[Constraint]:
@@ -81,33 +79,16 @@ def _partition_checks(func: Stage2Function) -> list[Constraint]:
     return checks
 
 
-def _renamed(value: Any, renames: dict[str, str]) -> Any:
-    if isinstance(value, LastOf):
-        return LastOf(renames.get(value.array, value.array))
-    if isinstance(value, tuple):
-        return tuple(_renamed(v, renames) for v in value)
-    if isinstance(value, (IndptrConstraint, IndicesConstraint)):
-        changes = {}
-        for f in dataclasses.fields(value):
-            v = getattr(value, f.name)
-            if f.name in ("array", "row_indptr") and isinstance(v, str):
-                changes[f.name] = renames.get(v, v)
-            elif isinstance(v, (tuple, LastOf)):
-                changes[f.name] = _renamed(v, renames)
-        return dataclasses.replace(value, **changes)
-    return value
-
-
 def _unwrap(func: Any) -> Any:
-    # A Schedule (sparsetir's or TVM's) builds its current program.
-    current = getattr(func, "func", None)
-    if current is not None and not isinstance(func, Stage2Function):
-        func = current
-    mod = getattr(func, "mod", None)
-    if mod is not None and not isinstance(func, (tirx.PrimFunc, Stage2Function, SparseFunction)):
-        func = mod
-    if hasattr(func, "functions") and not isinstance(func, tirx.PrimFunc):
-        func = func["main"] if "main" in [str(g.name_hint) for g in func.functions] else list(func.functions.values())[0]
+    """The program to build: a Schedule's current one, an IRModule's function, stage II wrapped."""
+    if not isinstance(func, (SparseFunction, Stage2Function, tirx.PrimFunc)):
+        if hasattr(func, "func"):  # sparsetir.Schedule
+            func = func.func
+        elif hasattr(func, "mod"):  # tvm.s_tir.Schedule
+            func = func.mod
+    if hasattr(func, "functions"):  # IRModule: its only function, else "main"
+        functions = list(func.functions.values())
+        func = functions[0] if len(functions) == 1 else func["main"]
     if isinstance(func, tirx.PrimFunc) and func.attrs is not None and AXES_ATTR in func.attrs:
         return Stage2Function.from_func(func)
     return func

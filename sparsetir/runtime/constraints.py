@@ -11,8 +11,10 @@ a variable axis that declares no nnz (its total is the last entry of its indptr)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Optional, Union
+from types import MappingProxyType
+from typing import Any, Optional, Union
 
 from ..ir.axis import Axis
 from .sizes import SizeLike
@@ -63,38 +65,47 @@ class IndicesConstraint:
 Constraint = Union[IndptrConstraint, IndicesConstraint]
 
 
-def positions_of(axis: Axis) -> Count:
+def positions_of(axis: Axis, array_names: Mapping[str, str] = MappingProxyType({})) -> Count:
     """The number of stored positions of ``axis`` over the whole tensor, as factors."""
-    parent = positions_of(axis.parent) if axis.parent is not None else ()
+    parent = positions_of(axis.parent, array_names) if axis.parent is not None else ()
     if axis.is_variable:
         if axis.nnz is not None:
             return (axis.nnz,)
-        return (LastOf(str(axis.indptr.name)),)
+        return (LastOf(_array(axis.indptr, array_names)),)
     if axis.is_sparse:
         return parent + (axis.nnz_cols,)
     return parent + (axis.length,)
 
 
-def constraints_from_axes(axes: list[Axis], uses_binary_search_on: set[str]) -> list[Constraint]:
+def constraints_from_axes(
+    axes: list[Axis], uses_binary_search_on: set[str], array_names: Mapping[str, str] = MappingProxyType({})
+) -> list[Constraint]:
     """The structure constraints of ``axes`` and their ancestors, parents first.
 
     Coordinates must be sorted within rows only for axes in ``uses_binary_search_on``: the
     binary search is the one place a kernel relies on order; SpMM and friends accept unsorted
-    (duplicate-free or not) input.
+    (duplicate-free or not) input. ``array_names`` renames structure arrays to the kernel
+    parameters that hold them (stage II names them after their axes, ``J_indptr``; the caller
+    passes the script's ``indptr``).
     """
     found: list[Constraint] = []
     for axis in _with_ancestors(axes):
-        found.extend(_axis_constraints(axis, axis.name in uses_binary_search_on))
+        found.extend(_axis_constraints(axis, axis.name in uses_binary_search_on, array_names))
     return found
 
 
-def _axis_constraints(axis: Axis, needs_sorted: bool) -> list[Constraint]:
-    rows = positions_of(axis.parent) if axis.parent is not None else ()
+def _array(var: Any, array_names: Mapping[str, str]) -> str:
+    name = str(var.name)
+    return array_names.get(name, name)
+
+
+def _axis_constraints(axis: Axis, needs_sorted: bool, array_names: Mapping[str, str]) -> list[Constraint]:
+    rows = positions_of(axis.parent, array_names) if axis.parent is not None else ()
     result: list[Constraint] = []
     if axis.is_variable:
         result.append(
             IndptrConstraint(
-                array=str(axis.indptr.name),
+                array=_array(axis.indptr, array_names),
                 axis=axis.name,
                 rows=rows,
                 nnz=axis.nnz,
@@ -104,12 +115,12 @@ def _axis_constraints(axis: Axis, needs_sorted: bool) -> list[Constraint]:
     if axis.is_sparse:
         result.append(
             IndicesConstraint(
-                array=str(axis.indices.name),
+                array=_array(axis.indices, array_names),
                 axis=axis.name,
-                positions=positions_of(axis),
+                positions=positions_of(axis, array_names),
                 length=axis.length,
                 sorted=needs_sorted,
-                row_indptr=str(axis.indptr.name) if axis.is_variable else None,
+                row_indptr=_array(axis.indptr, array_names) if axis.is_variable else None,
                 row_width=None if axis.is_variable else axis.nnz_cols,
             )
         )
