@@ -210,15 +210,17 @@ def _our_kernels(ops: Optional[ModuleType], kernels, notes: list[str]) -> dict:
 def _set_threads(threads: Optional[int]) -> int:
     """Give TVM's pool ``threads`` threads (default: as many as it has); the count it uses."""
     from sparsetir._tvm import tvm
+    from sparsetir.runtime.threads import set_threads
 
     if threads is not None:
-        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool
-        # (mode 1: the "big" cores, which on x86 are all of them).
-        tvm.get_global_func("runtime.config_threadpool")(1, threads)
+        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool.
+        return set_threads(threads)
     return int(tvm.runtime.num_threads())
 
 
 def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
+    from sparsetir.runtime.threads import bind_new_threads
+
     """torch as a peer, on ``threads`` threads like TVM; None when it is not installed."""
     try:
         import torch
@@ -228,6 +230,10 @@ def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
         )
         return None
     torch.set_num_threads(threads)
+    # TVM binds each pool worker to a core. torch's OpenMP workers are not bound, and next to
+    # TVM's they often share a core with the calling thread and run 2-3x slower for the whole
+    # run (bench/notes/cpu_schedules.md, 0c). Bound like TVM's, both peers get the same placement.
+    bind_new_threads(lambda: torch.ones(1 << 20).add_(1.0))
     return torch
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime.target import num_threads
+from ..runtime.threads import call_off_workers
 from ..runtime.validate import prepare_unchecked
 from .inputs import (
     VALUE_DTYPES,
@@ -117,9 +118,9 @@ def _call(kernel: Any, args: tuple) -> None:
     as they are; an argument TVM refuses (a read-only or a size-0 numpy array) raises before the
     kernel runs, and the call is made again with such arguments adapted (``prepare_unchecked``)."""
     try:
-        kernel.compiled.entry(*args)
+        call_off_workers(kernel.compiled.entry, args)
     except (BufferError, ValueError):
-        kernel.compiled.entry(*prepare_unchecked(kernel.signature, args))
+        call_off_workers(kernel.compiled.entry, prepare_unchecked(kernel.signature, args))
 
 
 def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:

@@ -14,6 +14,7 @@ from ..errors import ArgumentError
 from .cache import Compiled
 from .signature import Signature
 from .target import is_gpu
+from .threads import call_off_workers
 from .validate import CallValidator, prepare_unchecked
 
 
@@ -60,7 +61,7 @@ class Kernel:
             prepared = self._validator(values)
         else:
             prepared = prepare_unchecked(self.signature, values)
-        self.compiled.entry(*prepared)
+        call_off_workers(self.compiled.entry, prepared)
 
     def source(self, fmt: Optional[str] = None) -> str:
         """Generated code: LLVM IR on CPU, CUDA C on GPU; ``fmt="asm"`` for CPU/host assembly."""
