@@ -34,12 +34,14 @@ from .inputs import (
     PreparedCache,
     aligned_empty,
     as_int32,
+    check_indptr,
     check_structure,
     dense_operand,
     fail,
     is_torch_tensor,
     prepare_csr,
     row_partition,
+    value_dtype_name,
     torch_module,
 )
 from .kernels import KernelKey, KernelLibrary
@@ -158,7 +160,7 @@ def spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _call(_kernel(a, "spmm", feat), (a.data, X, C) + a.tail)
+    _call(_kernel(a, "spmm", feat), (a.data_arg, X, C) + a.tail)
     return C
 
 
@@ -183,7 +185,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
     if nnz and feat:
-        _call(_kernel(a, "sddmm", feat, Y), (a.data, X, Y, out) + a.tail)
+        _call(_kernel(a, "sddmm", feat, Y), (a.data_arg, X, Y, out) + a.tail)
     else:
         out[...] = 0
     return _same_pattern(A, a, out)
@@ -242,7 +244,7 @@ def spmv(A: Any, x: Any) -> Any:
         return y
     # SpMV is the SpMM kernel with one feature column: its scalar row accumulator then lives in
     # a register tile (a script with a scalar output keeps it in memory, ~3x slower).
-    _call(_kernel(a, "spmm", 1), (a.data, x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
+    _call(_kernel(a, "spmm", 1), (a.data_arg, x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
     return y
 
 
@@ -256,7 +258,7 @@ def segment_sum(values: Any, offsets: Any) -> Any:
     validated on every call (O(segments)).
     """
     torch_kind = is_torch_tensor(values)
-    dtype = str(values.dtype).removeprefix("torch.") if hasattr(values, "dtype") else None
+    dtype = value_dtype_name(values)
     if dtype not in VALUE_DTYPES:
         fail("segment_sum: values", f"must be float32 or float64, got {dtype or type(values).__name__}")
     ndim = values.dim() if torch_kind else getattr(values, "ndim", 0)
@@ -269,14 +271,14 @@ def segment_sum(values: Any, offsets: Any) -> Any:
         fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
     nnz = int(values.shape[0])
     segments = offs.shape[0] - 1
-    check_structure("segment_sum: offsets", offs, np.zeros(nnz, np.int32), segments, 1, nnz)
+    lengths = check_indptr("segment_sum: offsets", offs, segments, nnz)
     feat = int(values.shape[1]) if ndim == 2 else 1
     out = _empty((segments, feat) if ndim == 2 else (segments,), dtype, torch_kind)
     if segments == 0 or feat == 0:
         return out
     flat_in = values.reshape(nnz, feat)
     flat_out = out.reshape(segments, feat)
-    max_len = int(np.diff(offs).max())
+    max_len = int(lengths.max())
     part = row_partition(offs, _parts())
     _run(KernelKey("segment_sum", dtype, feat), flat_in, flat_out, offs, segments, max_len, nnz, part, part.shape[0] - 1)
     return out
@@ -357,5 +359,5 @@ def softmax(A: Any) -> Any:
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz:
-        _call(_kernel(a, "softmax", 0), (a.data, out) + a.tail)
+        _call(_kernel(a, "softmax", 0), (a.data_arg, out) + a.tail)
     return _same_pattern(A, a, out)

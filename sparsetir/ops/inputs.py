@@ -14,6 +14,7 @@ non-contiguous one is copied.
 
 from __future__ import annotations
 
+import bisect
 import math
 from functools import cached_property
 import sys
@@ -25,6 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import ArgumentError
+from ..runtime.arrays import kernel_view
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -71,8 +73,11 @@ class CsrInput:
     part: np.ndarray
     is_torch: bool
     max_row_length: int
+    #: ``data`` as a kernel takes it without converting it (``runtime.arrays.kernel_view``).
+    data_arg: Any = field(init=False, repr=False, compare=False)
     #: The arguments every CSR kernel takes after its dense operands, in order:
-    #: ``(indptr, indices, m, n, nnz, part, parts)``; built once so a call only splices them in.
+    #: ``(indptr, indices, m, n, nnz, part, parts)``; built once (the arrays as kernel views) so
+    #: a call only splices them in.
     tail: tuple = field(init=False, repr=False, compare=False)
     #: The kernels this matrix used, by ``(op, feat)``, each with the library it came from:
     #: a call then resolves its kernel with one dict lookup (``sparsetir.ops._kernel``).
@@ -80,7 +85,9 @@ class CsrInput:
 
     def __post_init__(self) -> None:
         m, n = self.shape
-        object.__setattr__(self, "tail", (self.indptr, self.indices, m, n, int(self.data.shape[0]), self.part,
+        object.__setattr__(self, "data_arg", kernel_view(self.data))
+        object.__setattr__(self, "tail", (kernel_view(self.indptr), kernel_view(self.indices), m, n,
+                                          int(self.data.shape[0]), kernel_view(self.part),
                                           int(self.part.shape[0]) - 1))
 
     @property
@@ -114,32 +121,46 @@ def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
     Each row costs its nonzeros plus one (its output row is written even when it is empty).
     """
     m = indptr.shape[0] - 1
-    cost = indptr.astype(np.float64) + np.arange(m + 1)
-    goals = cost[-1] * np.arange(parts + 1) / parts
-    part = np.searchsorted(cost, goals, side="left").astype(np.int32)
-    part[0], part[-1] = 0, m
-    return np.maximum.accumulate(part).astype(np.int32)
+    total = int(indptr[-1]) + m
+    # Boundary t is the first row k whose cost so far, indptr[k] + k (increasing in k), reaches
+    # ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
+    part = np.empty(parts + 1, np.int32)
+    part[0], part[parts] = 0, m
+    low = 0
+    for t in range(1, parts):
+        goal = -(-total * t // parts)
+        low = bisect.bisect_left(range(m + 1), goal, lo=low, key=lambda k: int(indptr[k]) + k)
+        part[t] = low
+    return part
 
 
 def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
     """Validate CSR-like structure arrays, naming the first problem."""
-    if indptr.ndim != 1 or indptr.shape[0] != rows + 1:
-        fail(what, f"indptr must have shape ({rows + 1},) for {rows} rows, got {indptr.shape}")
+    check_indptr(what, indptr, rows, nnz)
     if indices.ndim != 1 or indices.shape[0] != nnz:
         fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
-    if indptr[0] != 0:
-        fail(what, f"indptr[0] must be 0, got {int(indptr[0])}")
-    if indptr[-1] != nnz:
-        fail(what, f"indptr[-1] must equal the number of stored values {nnz}, got {int(indptr[-1])}")
-    if rows and (np.diff(indptr) < 0).any():
-        bad = int(np.argmax(np.diff(indptr) < 0))
-        fail(what, f"indptr must be non-decreasing, but indptr[{bad}] = {int(indptr[bad])} > "
-                   f"indptr[{bad + 1}] = {int(indptr[bad + 1])}")
     if nnz:
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high >= cols:
             bad = low if low < 0 else high
             fail(what, f"column index {bad} is out of range for {cols} columns")
+
+
+def check_indptr(what: str, indptr: np.ndarray, rows: int, nnz: int) -> np.ndarray:
+    """Validate a CSR-like ``indptr`` of ``rows`` rows over ``nnz`` entries, naming the first
+    problem; the row lengths (``np.diff(indptr)``)."""
+    if indptr.ndim != 1 or indptr.shape[0] != rows + 1:
+        fail(what, f"indptr must have shape ({rows + 1},) for {rows} rows, got {indptr.shape}")
+    if indptr[0] != 0:
+        fail(what, f"indptr[0] must be 0, got {int(indptr[0])}")
+    if indptr[-1] != nnz:
+        fail(what, f"indptr[-1] must equal the number of stored values {nnz}, got {int(indptr[-1])}")
+    lengths = np.diff(indptr)
+    if rows and lengths.min() < 0:
+        bad = int(np.argmax(lengths < 0))
+        fail(what, f"indptr must be non-decreasing, but indptr[{bad}] = {int(indptr[bad])} > "
+                   f"indptr[{bad + 1}] = {int(indptr[bad + 1])}")
+    return lengths
 
 
 def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
@@ -303,3 +324,14 @@ def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int 
 
 
 _NP_DTYPES = {name: np.dtype(name) for name in VALUE_DTYPES}
+_DTYPE_NAMES = {np.dtype(name): name for name in VALUE_DTYPES}
+
+
+def value_dtype_name(values: Any) -> Optional[str]:
+    """The dtype name of an array or tensor (``"float32"``), None for objects without a dtype;
+    a dict lookup for numpy's value dtypes (``str(dtype)`` costs microseconds)."""
+    dtype = getattr(values, "dtype", None)
+    if dtype is None:
+        return None
+    name = _DTYPE_NAMES.get(dtype) if isinstance(dtype, np.dtype) else None
+    return name or str(dtype).removeprefix("torch.")

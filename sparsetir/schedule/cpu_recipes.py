@@ -150,6 +150,31 @@ def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int
                       cache_write=cache_write, scope="global")
 
 
+def schedule_spmm_rowwise(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
+    """Row-streaming SpMM-shaped reduction: the output row accumulates in memory, one input row
+    at a time.
+
+    After (V = vector width)::
+
+        for t parallel: for i:
+            C[vi, :] = 0                                   (decompose_reduction)
+            for j in row vi: for ko: for kv in vectorized(V):
+                C[vi, ko*V+kv] += A[vi,vj] * B[.., ko*V+kv]
+
+    Each input row is read once, front to back, where the register tile of ``schedule_spmm``
+    reads it in ``feat / (U*V)`` strided passes. The output row (``feat`` values) stays in L1.
+    For rows of 2 KB and more streamed from memory (a 512-wide float32 segment sum) this is
+    1.5-2x faster; narrower rows are faster register-tiled (bench/notes/cpu_schedules.md, 0c).
+    """
+    width = vector_width_for(feat, lanes)
+    j, k = sch.get_loops(block1)[-2:]
+    if width > 1:
+        _, kv = sch.split(k, [None, width], disable_predication=True)
+        sch.vectorize(kv)
+    schedule_rows_parallel(sch, block0)
+    sch.decompose_reduction(block1, j)
+
+
 def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
                    tree: bool = False) -> None:
     """CSR SDDMM (nested form, ``block1`` over ``j`` spatial and ``k`` reduce): vector dot products.

@@ -104,6 +104,23 @@ def test_segment_sum(shape):
     np.testing.assert_allclose(ops.segment_sum(values, offsets), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("feat", [256, 512, 520, 1024])
+def test_segment_sum_wide_rows(dtype, feat):
+    # Rows of 2 KB and more take the streaming schedule (kernels.STREAMED_ROW_BYTES); 520 has no
+    # 16-lane vector width, float64 at 256 is exactly 2 KB.
+    rng = np.random.default_rng(feat)
+    lengths = rng.integers(0, 6, 90)
+    lengths[[0, 45, 89]] = 0
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = rng.standard_normal((int(offsets[-1]), feat)).astype(dtype)
+    before = snapshot(values, offsets)
+    expected = np.stack([values[s:e].astype(np.float64).sum(axis=0) for s, e in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_allclose(ops.segment_sum(values, offsets), expected, **_tol(dtype))
+    for old, new in zip(before, [values, offsets]):
+        np.testing.assert_array_equal(old, new)
+
+
 @pytest.mark.parametrize("block", [(2, 3), (4, 4), (1, 1)])
 @pytest.mark.parametrize("feat", [16, 5])
 def test_bsr_spmm(block, feat):

@@ -54,6 +54,22 @@ def test_partition_rows_unknown_block():
         partition_rows(f2, "nope")
 
 
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_row_partition_matches_its_definition(parts):
+    # Boundary t is the first row k whose cost so far (nonzeros + rows before k) reaches
+    # total * t / parts; checked by brute force on random and degenerate row lengths.
+    rng = np.random.default_rng(parts)
+    for trial in range(200):
+        rows = int(rng.integers(0, 30))
+        lengths = rng.integers(0, int(rng.integers(1, 12)), rows)
+        lengths[rng.random(rows) < 0.3] = 0
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        cost = [int(indptr[k]) + k for k in range(rows + 1)]
+        expected = [0] + [next(k for k in range(rows + 1) if cost[k] * parts >= cost[-1] * t)
+                          for t in range(1, parts)] + [rows]
+        assert row_partition(indptr, parts).tolist() == expected, (indptr.tolist(), parts)
+
+
 def test_row_partition_balances_nonzeros():
     indptr = np.array([0, 100, 100, 101, 102, 103, 104, 204], np.int32)
     part = row_partition(indptr, 2)
