@@ -37,7 +37,7 @@ def spmm_register_tile(feat: int, vector_width: int = 8, max_vectors: int = 8) -
 
 def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
                       vector_width: int = 8, max_vectors: int = 8,
-                      cache_write: bool = True, scope: str = "local") -> None:
+                      cache_write: bool = True, scope: str = "local", parallel: bool = True) -> None:
     """Register-tiled, row-parallel CSR SpMM.
 
     Before (stage II; the outermost loop is either ``i`` or a row-partition loop ``t`` whose
@@ -64,6 +64,8 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
 
     ``vector_width=1`` gives a tile of ``U`` scalars (no vector lanes). Several reduction loops
     between the two blocks (BSR: ``jo, ji``) all go inside the tile loop ``ko``.
+    ``parallel=False`` leaves the row loop as it is (``partition_rows(parallel=True)`` made it
+    parallel already).
     """
     U = spmm_register_tile(feat, vector_width, max_vectors)
     loops = sch.get_loops(block1)
@@ -84,7 +86,8 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
     if vector_width > 1:
         sch.vectorize(kv)
     sch.unroll(ku)
-    sch.parallel(sch.get_loops(block0)[0])
+    if parallel:
+        sch.parallel(sch.get_loops(block0)[0])
     sch.decompose_reduction(block1, reductions[0])
 
 
@@ -142,12 +145,12 @@ def schedule_rows_parallel(sch: Schedule, block0: str) -> None:
 
 
 def schedule_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
-                  max_vectors: int = 8, cache_write: bool = True) -> None:
+                  max_vectors: int = 8, cache_write: bool = True, parallel: bool = True) -> None:
     """``schedule_spmm_cpu`` with the widest vector width that divides ``feat`` (1: a tile of
     scalars, e.g. SpMV as SpMM with one column) and a ``global``-scope (register) tile."""
     width = vector_width_for(feat, lanes)
     schedule_spmm_cpu(sch, block0, block1, feat, vector_width=width, max_vectors=max_vectors,
-                      cache_write=cache_write, scope="global")
+                      cache_write=cache_write, scope="global", parallel=parallel)
 
 
 def schedule_spmm_rowwise(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:
@@ -176,7 +179,7 @@ def schedule_spmm_rowwise(sch: Schedule, block0: str, block1: str, feat: int, la
 
 
 def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
-                   tree: bool = False) -> None:
+                   tree: bool = False, parallel: bool = True) -> None:
     """CSR SDDMM (nested form, ``block1`` over ``j`` spatial and ``k`` reduce): vector dot products.
 
     Before (stage II, the row loop partitioned)::
@@ -200,7 +203,8 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
     """
     width = vector_width_for(feat, lanes)
     if width == 1:
-        schedule_rows_parallel(sch, block0)
+        if parallel:
+            schedule_rows_parallel(sch, block0)
         return
     j, k = sch.get_loops(block1)[-2:]
     _, ki = sch.split(k, [None, width], disable_predication=True)
@@ -226,7 +230,8 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
     sch.reverse_compute_at(cw, sch.get_loops(block1)[-2])
     sch.unroll(sch.get_loops(block1)[-1])
     sch.decompose_reduction(block1, sch.get_loops(block1)[-1])
-    schedule_rows_parallel(sch, block0)
+    if parallel:
+        schedule_rows_parallel(sch, block0)
 
 
 def schedule_bsr_spmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16) -> None:

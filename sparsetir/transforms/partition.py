@@ -18,14 +18,20 @@ passes it through unchanged.
 
 from __future__ import annotations
 
+from typing import Sequence, Union
+
 from .._tvm import Var, s_tir, structural_map, tirx
 from ..errors import LoweringError
 from ..ir.stage2 import PARTITIONS_ATTR, Stage2Function
 
 
-def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = "part",
+def partition_rows(f2: Stage2Function, block_name: Union[str, Sequence[str]], parts_param_name: str = "part",
                    count_param_name: str = "P", parallel: bool = False) -> Stage2Function:
     """``f2`` with the loop directly above block ``block_name`` split into ``P`` chunks ``Part[t]:Part[t+1]``.
+
+    ``block_name`` may list several blocks (the row blocks of consecutive iterations over the
+    same rows, e.g. a kernel's main part and its tail): each of their loops is split at the
+    same boundaries, and they share the two new parameters. Their loops must have one extent.
 
     The loop must be a serial loop starting at 0 (the loop LowerSparseIter emits over a dense
     axis). The caller guarantees ``Part`` is a valid partition of that loop's range; the kernel
@@ -37,6 +43,7 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
     block's row: chunks then touch disjoint rows. ``sch.parallel`` is the checked alternative.
     """
     prim = f2.prim
+    wanted = [block_name] if isinstance(block_name, str) else list(block_name)
     names = {str(p.name) for p in prim.params} | set(f2.param_names)
     for new_name in (parts_param_name, count_param_name):
         if new_name in names:
@@ -48,15 +55,16 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
 
     def on_for(loop: "tirx.For") -> "tirx.For":
         realize = loop.body
-        if not (isinstance(realize, s_tir.SBlockRealize) and str(realize.block.name_hint) == block_name):
+        if not (isinstance(realize, s_tir.SBlockRealize) and str(realize.block.name_hint) in wanted):
             return loop
+        name = str(realize.block.name_hint)
         if not (isinstance(loop.min, tirx.IntImm) and int(loop.min.value) == 0):
-            raise LoweringError(f"partition_rows: the loop above '{block_name}' does not start at 0")
+            raise LoweringError(f"partition_rows: the loop above '{name}' does not start at 0")
         if loop.kind != tirx.ForKind.SERIAL:
-            raise LoweringError(f"partition_rows: the loop above '{block_name}' is not serial")
+            raise LoweringError(f"partition_rows: the loop above '{name}' is not serial")
         if not isinstance(loop.extent, (tirx.IntImm, Var)):
             raise LoweringError(
-                f"partition_rows: the loop above '{block_name}' must run to a parameter or a constant, "
+                f"partition_rows: the loop above '{name}' must run to a parameter or a constant, "
                 f"not {loop.extent}"
             )
         extents.append(str(loop.extent.value) if isinstance(loop.extent, tirx.IntImm) else str(loop.extent.name))
@@ -73,14 +81,21 @@ def partition_rows(f2: Stage2Function, block_name: str, parts_param_name: str = 
         body = s_tir.SBlockRealize(values, predicate, realize.block)
         extent = tirx.BufferLoad(part, [t + 1]) - start
         chunk = tirx.For(inner, 0, extent, tirx.ForKind.SERIAL, body)
-        found.append(block_name)
+        found.append(name)
         kind = tirx.ForKind.PARALLEL if parallel else tirx.ForKind.SERIAL
         return tirx.For(t, 0, count, kind, chunk)
 
     body = structural_map(prim.body, [(tirx.For, on_for)])
-    if len(found) != 1:
+    for name in wanted:
+        if found.count(name) != 1:
+            raise LoweringError(
+                f"partition_rows: expected one loop directly above block '{name}' in '{f2.name}', "
+                f"found {found.count(name)}"
+            )
+    if len(set(extents)) > 1:
         raise LoweringError(
-            f"partition_rows: expected one loop directly above block '{block_name}' in '{f2.name}', found {len(found)}"
+            f"partition_rows: the loops above {', '.join(repr(n) for n in wanted)} run to different "
+            f"extents ({', '.join(extents)}); one partition cannot split them"
         )
     params = list(prim.params) + [part, count]
     new = tirx.PrimFunc(params, body, prim.ret_type)

@@ -197,3 +197,43 @@ def test_prefetch_rewrite_targets_the_row_loop():
     assert "T.min(indptr[" in text and "+ 8, nnz - 1)" in text
     wide = sparsetir.lower_sparse_buffer(kernels.make_sddmm(kernels.KernelKey("sddmm", "float32", 512)))
     assert prefetch_gathered_rows(wide, "y", "indptr", "indices", "nnz", max_lines=4).script().count("llvm.prefetch") == 4
+
+
+# Widths that are not a multiple of the vector width run as full vectors plus a tail
+# (kernels.split_width): every op that splits, in both dtypes, with empty rows and segments.
+AWKWARD = [33, 100, 127, 136]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("feat", AWKWARD)
+def test_awkward_widths_spmm_and_sddmm(dtype, feat):
+    A = random_csr(90, 70, 0.08, seed=feat, dtype=dtype)  # empty rows and one full row
+    assert np.any(np.diff(A.indptr) == 0)
+    rng = np.random.default_rng(feat)
+    B = rng.standard_normal((70, feat)).astype(dtype)
+    np.testing.assert_allclose(ops.spmm(A, B), A.astype(np.float64) @ B.astype(np.float64), **_tol(dtype))
+    X, Y = rng.standard_normal((90, feat)).astype(dtype), rng.standard_normal((70, feat)).astype(dtype)
+    np.testing.assert_allclose(ops.sddmm(A, X, Y).tocoo().data, _sddmm_reference(A, X, Y), **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("feat", AWKWARD)
+def test_awkward_widths_segment_sum_bsr_and_ell(dtype, feat):
+    rng = np.random.default_rng(feat)
+    lengths = rng.integers(0, 5, 40)
+    lengths[[0, 17]] = 0
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.standard_normal((int(offsets[-1]), feat)).astype(dtype)
+    expected = np.stack([values[s:e].astype(np.float64).sum(axis=0) for s, e in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_allclose(ops.segment_sum(values, offsets), expected, **_tol(dtype))
+
+    A = sp.random(24, 20, density=0.2, format="csr", dtype=dtype, random_state=feat).tobsr(blocksize=(4, 4))
+    X = rng.standard_normal((20, feat)).astype(dtype)
+    np.testing.assert_allclose(ops.bsr_spmm(A, X), A.astype(np.float64) @ X.astype(np.float64), **_tol(dtype))
+
+    indices = rng.integers(0, 30, (25, 6)).astype(np.int32)
+    ell_values = rng.standard_normal((25, 6)).astype(dtype)
+    ell_values[3] = 0
+    Z = rng.standard_normal((30, feat)).astype(dtype)
+    expected = np.einsum("mw,mwk->mk", ell_values.astype(np.float64), Z[indices].astype(np.float64))
+    np.testing.assert_allclose(ops.ell_spmm(indices, ell_values, Z), expected, **_tol(dtype))

@@ -76,3 +76,24 @@ def test_row_partition_balances_nonzeros():
     assert part[0] == 0 and part[-1] == 7 and np.all(np.diff(part) >= 0)
     chunk_nnz = [indptr[b] - indptr[a] for a, b in zip(part[:-1], part[1:])]
     assert max(chunk_nnz) <= 105
+
+
+def test_partition_rows_splits_several_blocks_at_the_same_boundaries():
+    f2 = sparsetir.lower_sparse_iter(scripts.spmm_split_script(16, 3, "float32"))
+    parted = partition_rows(f2, ["spmm0", "spmm_tail0"], parallel=True)
+    text = parted.script()
+    assert text.count("for t in T.parallel(P):") == 2
+    assert text.count("vi = T.axis.spatial(m, part[t] + i)") == 2
+    assert list(parted.param_names)[-2:] == ["part", "P"]
+    A = random_csr(40, 30, 0.2, seed=4)
+    B = np.random.default_rng(4).standard_normal((30, 19)).astype(np.float32)
+    C = np.zeros((40, 19), np.float32)
+    kernel = sparsetir.build(parted)
+    kernel(A.data, B, C, A.indptr, A.indices, 40, 30, A.nnz, np.array([0, 7, 7, 40], np.int32), 3)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+def test_partition_rows_names_a_listed_block_it_cannot_find():
+    f2 = sparsetir.lower_sparse_iter(scripts.bsr_spmm_script(2, 2, 8, "float32"))
+    with pytest.raises(LoweringError, match="expected one loop directly above block 'nope'"):
+        partition_rows(f2, ["bsr_spmm0", "nope"])
