@@ -107,25 +107,17 @@ def make_spmm(key: KernelKey) -> Stage2Function:
 
 
 def make_sddmm(key: KernelKey) -> Stage2Function:
-    """CSR SDDMM: nnz-balanced row chunks, vector dot products; an odd width as full vectors
-    plus a tail pass."""
+    """CSR SDDMM: nnz-balanced row chunks, vector dot products; a width that is not a multiple
+    of the vector (and whose widest dividing vector is under half of one) as whole vectors, the
+    last one overlapping (``scripts.sddmm_overlap_script``)."""
     lanes = vector_lanes(key.dtype)
-    # Only odd widths split: an even one keeps its narrower vectors in one pass (100: 4 lanes,
-    # 1.1x torch), where the tail's second pass over the nonzeros cost more (0.9x).
-    split = split_width(key.feat, lanes) if recipes.vector_width_for(key.feat, lanes) == 1 else None
-    if split is None:
-        f2 = _partitioned(lower_sparse_iter(scripts.sddmm_script(key.feat, key.dtype)), "sddmm0")
-        return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes))
-    main, tail = split
-    f2 = _partitioned(lower_sparse_iter(scripts.sddmm_split_script(main, tail, key.dtype)),
-                      ["sddmm0", "sddmm_tail0"], parallel=True)
-
-    def schedule(s: Schedule) -> None:
-        recipes.schedule_sddmm(s, "sddmm0", "sddmm1", main, lanes, parallel=False)
-        # The tail (under one vector per nonzero) unrolled: LLVM packs it into short vectors.
-        s.unroll(s.get_loops("sddmm_tail1")[-1])
-
-    return _scheduled(f2, schedule)
+    if key.feat > lanes and recipes.vector_width_for(key.feat, lanes) < lanes // 2:
+        script = scripts.sddmm_overlap_script(key.feat, key.dtype, lanes)
+        f2 = _partitioned(lower_sparse_iter(script), "sddmm0")
+        return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", lanes * (key.feat // lanes + 1),
+                                                               lanes, split=False))
+    f2 = _partitioned(lower_sparse_iter(scripts.sddmm_script(key.feat, key.dtype)), "sddmm0")
+    return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes))
 
 
 #: Rows at least this wide (bytes) are summed streaming (``schedule_spmm_rowwise``), narrower

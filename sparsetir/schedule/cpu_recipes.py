@@ -179,7 +179,7 @@ def schedule_spmm_rowwise(sch: Schedule, block0: str, block1: str, feat: int, la
 
 
 def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: int = 16,
-                   tree: bool = False, parallel: bool = True) -> None:
+                   tree: bool = False, parallel: bool = True, split: bool = True) -> None:
     """CSR SDDMM (nested form, ``block1`` over ``j`` spatial and ``k`` reduce): vector dot products.
 
     Before (stage II, the row loop partitioned)::
@@ -194,6 +194,9 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
             rf[V] = 0; for ko: rf[0:V] += A * X[vi, ko*V:+V] * Y[.., ko*V:+V]      (vector FMA)
             acc[0] = rf[0] + ... + rf[V-1]; O[vi, vj] = acc[0]                     (lane sum)
 
+    ``split=False``: ``block1`` already iterates ``(j, vector, lane)`` over ``lanes`` lanes (``feat``
+    is then the padded width), as ``ops.scripts.sddmm_overlap_script`` does.
+
     Every intermediate is a ``global``-scope buffer that TVM compacts to a few elements and
     LLVM keeps in registers (a ``local`` one would become a heap workspace, see the notes).
     Build with reassociation allowed (``fast-math-reassoc``, ``-nsz``) and LLVM turns the
@@ -206,8 +209,11 @@ def schedule_sddmm(sch: Schedule, block0: str, block1: str, feat: int, lanes: in
         if parallel:
             schedule_rows_parallel(sch, block0)
         return
-    j, k = sch.get_loops(block1)[-2:]
-    _, ki = sch.split(k, [None, width], disable_predication=True)
+    if split:
+        _, k = sch.get_loops(block1)[-2:]
+        _, ki = sch.split(k, [None, width], disable_predication=True)
+    else:  # the script already iterates (vector, lane) with ``lanes`` lanes
+        ki = sch.get_loops(block1)[-1]
     rf = sch.rfactor(ki, 0)
     levels = []
     left = width

@@ -237,3 +237,14 @@ def test_awkward_widths_segment_sum_bsr_and_ell(dtype, feat):
     Z = rng.standard_normal((30, feat)).astype(dtype)
     expected = np.einsum("mw,mwk->mk", ell_values.astype(np.float64), Z[indices].astype(np.float64))
     np.testing.assert_allclose(ops.ell_spmm(indices, ell_values, Z), expected, **_tol(dtype))
+
+
+def test_sddmm_overlapping_last_vector_keeps_an_infinity():
+    # At width 127 the last 16-lane vector re-reads columns 111..126; the lane of column 111 is
+    # selected away, not multiplied by 0, so an infinity there gives inf, not NaN.
+    A = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]], np.float32))
+    X = np.ones((2, 127), np.float32)
+    Y = np.ones((3, 127), np.float32)
+    X[0, 111] = np.inf
+    values = ops.sddmm(A, X, Y).tocoo().data
+    np.testing.assert_array_equal(values, [np.inf, np.inf, 3.0 * 127])
