@@ -219,9 +219,9 @@ def _set_threads(threads: Optional[int]) -> int:
 
 
 def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
+    """torch as a peer, on ``threads`` threads like TVM; None when it is not installed."""
     from sparsetir.runtime.threads import bind_new_threads
 
-    """torch as a peer, on ``threads`` threads like TVM; None when it is not installed."""
     try:
         import torch
     except ModuleNotFoundError:
