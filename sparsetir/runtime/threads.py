@@ -54,12 +54,20 @@ def _affinity(tid: int) -> set[int]:
         return set()
 
 
-def _cores_of_new_threads(action: Callable[[], Any]) -> frozenset[int]:
-    """Run ``action``; the cores the threads it starts are bound to (one core each)."""
+def _started_threads(action: Callable[[], Any]) -> list[int]:
+    """Run ``action``; the ids of the threads it started (none found off Linux)."""
+    if _getcpu is None:
+        action()
+        return []
     before = _thread_ids()
     action()
+    return sorted(_thread_ids() - before)
+
+
+def _bound_cores(tids: list[int]) -> frozenset[int]:
+    """The cores to which the threads ``tids`` are bound alone (one core each)."""
     cores: set[int] = set()
-    for tid in _thread_ids() - before:
+    for tid in tids:
         allowed = _affinity(tid)
         if len(allowed) == 1:
             cores |= allowed
@@ -70,14 +78,10 @@ def bind_new_threads(action: Callable[[], Any]) -> frozenset[int]:
     """Run ``action`` (which starts a thread pool) and bind the threads it starts the way TVM
     binds its workers: the k-th to the (k+1)-th allowed core, round robin, leaving the first to
     the caller. The cores used."""
-    if _getcpu is None:
-        action()
-        return frozenset()
-    before = _thread_ids()
-    action()
-    cores = sorted(os.sched_getaffinity(0))
+    started = _started_threads(action)
+    cores = sorted(os.sched_getaffinity(0)) if started else []
     used: set[int] = set()
-    for k, tid in enumerate(sorted(_thread_ids() - before)):
+    for k, tid in enumerate(started):
         core = cores[(k + 1) % len(cores)]
         try:
             os.sched_setaffinity(tid, {core})
@@ -87,16 +91,10 @@ def bind_new_threads(action: Callable[[], Any]) -> frozenset[int]:
     return frozenset(used)
 
 
-def _start_pool() -> frozenset[int]:
-    """Start this thread's TVM pool (``runtime.NumThreads`` creates it) and return the cores its
-    workers are bound to; empty if it was running already or binds no worker to one core."""
-    if _getcpu is None:
-        return frozenset()
-    return _cores_of_new_threads(tvm.get_global_func("runtime.NumThreads"))
-
-
-#: The cores TVM binds its pool workers to (the same for every thread's pool).
-WORKER_CORES = _start_pool()
+#: The cores TVM binds its pool workers to (the same for every thread's pool), found by
+#: starting the importing thread's pool (``runtime.NumThreads`` creates it); empty if it was
+#: running already or binds no worker to one core.
+WORKER_CORES = _bound_cores(_started_threads(tvm.get_global_func("runtime.NumThreads")))
 
 
 def set_threads(count: int) -> int:
@@ -105,9 +103,7 @@ def set_threads(count: int) -> int:
     # Mode 1: the "big" cores, which on x86 are all of them. The pool keeps its workers and
     # starts more if it grows.
     configure = tvm.get_global_func("runtime.config_threadpool")
-    cores = _cores_of_new_threads(lambda: configure(1, count))
-    if _getcpu is not None:
-        WORKER_CORES = WORKER_CORES | cores
+    WORKER_CORES = WORKER_CORES | _bound_cores(_started_threads(lambda: configure(1, count)))
     return int(tvm.runtime.num_threads())
 
 
