@@ -7,15 +7,45 @@ An axis is *dense* or *sparse* (are coordinates stored in an ``indices`` array?)
 
 from __future__ import annotations
 
+import enum
 from typing import Optional
 
 from .._tvm import Expr, Object, Span, Var, field, py_class
 
-DENSE_FIXED = "dense_fixed"
-DENSE_VARIABLE = "dense_variable"
-SPARSE_FIXED = "sparse_fixed"
-SPARSE_VARIABLE = "sparse_variable"
-AXIS_KINDS = (DENSE_FIXED, DENSE_VARIABLE, SPARSE_FIXED, SPARSE_VARIABLE)
+
+class AxisKind(enum.Enum):
+    """The four kinds of axis; the value is the script construct that declares one (``T.<value>``)."""
+
+    DENSE_FIXED = "dense_fixed"
+    DENSE_VARIABLE = "dense_variable"
+    SPARSE_FIXED = "sparse_fixed"
+    SPARSE_VARIABLE = "sparse_variable"
+
+    @property
+    def is_dense(self) -> bool:
+        """Coordinates equal positions: no ``indices`` array."""
+        return self in (AxisKind.DENSE_FIXED, AxisKind.DENSE_VARIABLE)
+
+    @property
+    def is_variable(self) -> bool:
+        """Positions per parent position come from an ``indptr`` array."""
+        return self in (AxisKind.DENSE_VARIABLE, AxisKind.SPARSE_VARIABLE)
+
+    @property
+    def has_parent(self) -> bool:
+        """Every kind but dense fixed hangs under a parent axis."""
+        return self is not AxisKind.DENSE_FIXED
+
+    @classmethod
+    def of_construct(cls, name: str) -> Optional["AxisKind"]:
+        """The kind ``T.<name>`` declares, or None when ``name`` declares no axis."""
+        return next((k for k in cls if k.value == name), None)
+
+
+DENSE_FIXED = AxisKind.DENSE_FIXED
+DENSE_VARIABLE = AxisKind.DENSE_VARIABLE
+SPARSE_FIXED = AxisKind.SPARSE_FIXED
+SPARSE_VARIABLE = AxisKind.SPARSE_VARIABLE
 
 INDEX_DTYPES = ("int32", "int64")
 
@@ -31,7 +61,7 @@ class Axis(Object):
     """
 
     name: str
-    kind: str
+    kind_name: str  # an AxisKind's value: the FFI object stores a string; ``kind`` is the enum
     parent: Optional["Axis"]
     length: Expr
     nnz: Optional[Expr]
@@ -43,14 +73,24 @@ class Axis(Object):
     span: Optional[Span] = field(default=None, structural_eq="ignore")
 
     @property
+    def kind(self) -> AxisKind:
+        """Which of the four kinds of axis this is."""
+        return AxisKind(self.kind_name)
+
+    @property
     def is_dense(self) -> bool:
         """Coordinates equal positions: no ``indices`` array."""
-        return self.kind in (DENSE_FIXED, DENSE_VARIABLE)
+        return self.kind.is_dense
 
     @property
     def is_variable(self) -> bool:
         """Positions per parent position come from an ``indptr`` array."""
-        return self.kind in (DENSE_VARIABLE, SPARSE_VARIABLE)
+        return self.kind.is_variable
+
+    @property
+    def positions(self) -> Expr:
+        """The most positions one parent position holds: the position-space extent."""
+        return self.nnz_cols if self.kind is AxisKind.SPARSE_FIXED else self.length
 
     @property
     def is_sparse(self) -> bool:
@@ -67,12 +107,20 @@ class Axis(Object):
         return chain[::-1]
 
     def __repr__(self) -> str:
-        return f"Axis({self.name}, {self.kind})"
+        return f"Axis({self.name}, {self.kind.value})"
+
+
+def make_axis(name: str, kind: AxisKind, parent: Optional[Axis] = None, *, length: Expr,
+              nnz: Optional[Expr] = None, nnz_cols: Optional[Expr] = None, indptr: Optional[Var] = None,
+              indices: Optional[Var] = None, idtype: str = "int32", sorted: bool = True,
+              span: Optional[Span] = None) -> Axis:
+    """An axis of ``kind``; the fields a kind does not use stay None."""
+    return Axis(name, kind.value, parent, length, nnz, nnz_cols, indptr, indices, idtype, sorted, span)
 
 
 def dense_fixed(name: str, length: Expr, idtype: str = "int32", span: Span | None = None) -> Axis:
     """A dense axis of constant extent: a plain array dimension."""
-    return Axis(name, DENSE_FIXED, None, length, None, None, None, None, idtype, True, span)
+    return make_axis(name, DENSE_FIXED, length=length, idtype=idtype, span=span)
 
 
 @py_class("sparsetir.FusedAxis", frozen=True)

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .._tvm import Span, TensorLoad, Var, structural_walk, tirx
 from ..errors import VerifyError
-from .axis import AXIS_KINDS, DENSE_FIXED, INDEX_DTYPES, AttachedAxis, Axis, FusedAxis
+from .axis import INDEX_DTYPES, AxisKind, AttachedAxis, Axis, FusedAxis
 from .buffer import SparseBuffer
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
@@ -78,13 +78,13 @@ class _Verifier:
     def axis(self, axis: Axis) -> None:
         if axis.name in self.axes:
             raise _fail(f"axis '{axis.name}' is defined twice", axis.span)
-        if axis.kind not in AXIS_KINDS:
-            raise _fail(f"axis '{axis.name}' has unknown kind {axis.kind!r}", axis.span)
+        if AxisKind.of_construct(axis.kind_name) is None:
+            raise _fail(f"axis '{axis.name}' has unknown kind {axis.kind_name!r}", axis.span)
         if axis.idtype not in INDEX_DTYPES:
             raise _fail(f"axis '{axis.name}' has index dtype {axis.idtype!r}; use int32 or int64", axis.span)
-        if (axis.parent is None) != (axis.kind == DENSE_FIXED):
-            need = "has no parent" if axis.kind == DENSE_FIXED else "needs a parent axis"
-            raise _fail(f"axis '{axis.name}' of kind {axis.kind} {need}", axis.span)
+        if (axis.parent is not None) != axis.kind.has_parent:
+            need = "needs a parent axis" if axis.kind.has_parent else "has no parent"
+            raise _fail(f"axis '{axis.name}' of kind {axis.kind.value} {need}", axis.span)
         if axis.parent is not None:
             known = self.axes.get(axis.parent.name)
             if known is None or not known.same_as(axis.parent):

@@ -7,6 +7,7 @@ The parser accepts exactly what these tables list (plus the statement forms in
 from __future__ import annotations
 
 from .._tvm import tirx
+from ..ir.axis import AxisKind
 
 # Data types a value, a scalar parameter or a cast may have.
 VALUE_DTYPES = (
@@ -26,7 +27,7 @@ VALUE_DTYPES = (
 )
 
 # Header constructs: ``NAME = T.<construct>(...)`` at function level, in definition order.
-AXIS_CONSTRUCTS = ("dense_fixed", "dense_variable", "sparse_fixed", "sparse_variable")
+AXIS_CONSTRUCTS = tuple(kind.value for kind in AxisKind)
 BUFFER_CONSTRUCTS = ("match_sparse_buffer", "alloc_sparse_buffer")
 
 # Statement constructs: ``T.<construct>(...)`` as an expression statement.

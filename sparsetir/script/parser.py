@@ -20,7 +20,9 @@ from ..ir.axis import (
     SPARSE_VARIABLE,
     AttachedAxis,
     Axis,
+    AxisKind,
     FusedAxis,
+    make_axis,
 )
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
@@ -235,42 +237,36 @@ class FunctionParser:
         return node.elts[0], node.elts[1]
 
     def _axis_decl(self, name: str, construct: str, call: ast.Call) -> Axis:
-        span = self.source.span(call)
-        if construct == DENSE_FIXED:
-            a = bind_args(self.source, call, construct, ["length"], ["idtype"])
-            length = self.exprs.int_expr(a["length"], "the axis length")
-            return Axis(name, DENSE_FIXED, None, length, None, None, None, None, self._idtype(a.get("idtype")), True, span)
-        if construct == DENSE_VARIABLE:
-            a = bind_args(self.source, call, construct, ["parent", "shape", "indptr"], ["idtype"])
-            parent = self._axis(a["parent"], "the parent")
-            shape = a["shape"]
-            if isinstance(shape, (ast.Tuple, ast.List)):
-                len_node, nnz_node = self._pair(shape, "(length, nnz)")
-                length = self.exprs.int_expr(len_node, "the axis length")
-                nnz: Optional[Expr] = self.exprs.int_expr(nnz_node, "nnz")
-            else:
-                length, nnz = self.exprs.int_expr(shape, "the axis length"), None
-            indptr = self._handle(a["indptr"], "indptr")
-            return Axis(name, DENSE_VARIABLE, parent, length, nnz, None, indptr, None, self._idtype(a.get("idtype")), True, span)
-        if construct == SPARSE_FIXED:
-            a = bind_args(self.source, call, construct, ["parent", "shape", "indices"], ["idtype", "sorted"])
-            parent = self._axis(a["parent"], "the parent")
-            len_node, cols_node = self._pair(a["shape"], "(length, nnz_cols)")
-            length = self.exprs.int_expr(len_node, "the axis length")
-            cols = self.exprs.int_expr(cols_node, "nnz_cols")
-            indices = self._handle(a["indices"], "indices")
-            sorted_ = self._bool_arg(a.get("sorted"), "sorted", True)
-            return Axis(name, SPARSE_FIXED, parent, length, None, cols, None, indices, self._idtype(a.get("idtype")), sorted_, span)
-        a = bind_args(self.source, call, construct, ["parent", "shape", "data"], ["idtype", "sorted"])
-        parent = self._axis(a["parent"], "the parent")
-        len_node, nnz_node = self._pair(a["shape"], "(length, nnz)")
-        length = self.exprs.int_expr(len_node, "the axis length")
-        nnz = self.exprs.int_expr(nnz_node, "nnz")
-        ptr_node, idx_node = self._pair(a["data"], "(indptr, indices)")
-        indptr = self._handle(ptr_node, "indptr")
-        indices = self._handle(idx_node, "indices")
+        """``T.<kind>(parent, shape, structure arrays, idtype=..., sorted=...)``: the one reader of
+        axis declarations, for every stage."""
+        kind = AxisKind.of_construct(construct)
+        required = ["parent"] if kind.has_parent else []
+        required.append("length" if kind is DENSE_FIXED else "shape")
+        if kind is not DENSE_FIXED:
+            required.append({DENSE_VARIABLE: "indptr", SPARSE_FIXED: "indices", SPARSE_VARIABLE: "data"}[kind])
+        a = bind_args(self.source, call, construct, required, ["idtype"] if kind.is_dense else ["idtype", "sorted"])
+        parent = self._axis(a["parent"], "the parent") if kind.has_parent else None
+        fields: dict[str, Any] = {}
+        if kind is DENSE_FIXED:
+            fields["length"] = self.exprs.int_expr(a["length"], "the axis length")
+        elif kind is DENSE_VARIABLE and not isinstance(a["shape"], (ast.Tuple, ast.List)):
+            fields["length"] = self.exprs.int_expr(a["shape"], "the axis length")
+        else:
+            second = "nnz_cols" if kind is SPARSE_FIXED else "nnz"
+            len_node, second_node = self._pair(a["shape"], f"(length, {second})")
+            fields["length"] = self.exprs.int_expr(len_node, "the axis length")
+            fields[second] = self.exprs.int_expr(second_node, second)
+        if kind is SPARSE_VARIABLE:
+            ptr_node, idx_node = self._pair(a["data"], "(indptr, indices)")
+            fields["indptr"] = self._handle(ptr_node, "indptr")
+            fields["indices"] = self._handle(idx_node, "indices")
+        elif kind is DENSE_VARIABLE:
+            fields["indptr"] = self._handle(a["indptr"], "indptr")
+        elif kind is SPARSE_FIXED:
+            fields["indices"] = self._handle(a["indices"], "indices")
         sorted_ = self._bool_arg(a.get("sorted"), "sorted", True)
-        return Axis(name, SPARSE_VARIABLE, parent, length, nnz, None, indptr, indices, self._idtype(a.get("idtype")), sorted_, span)
+        return make_axis(name, kind, parent, idtype=self._idtype(a.get("idtype")), sorted=sorted_,
+                         span=self.source.span(call), **fields)
 
     def _buffer_decl(self, name: str, construct: str, call: ast.Call) -> SparseBuffer:
         span = self.source.span(call)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._tvm import Var, tirx
 from ..errors import SparseTIRError
-from ..ir.axis import DENSE_FIXED, DENSE_VARIABLE, SPARSE_FIXED, AttachedAxis, Axis, FusedAxis
+from ..ir.axis import AttachedAxis, Axis, FusedAxis
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
@@ -109,15 +109,16 @@ class FunctionPrinter:
         tail = "" if a.idtype == "int32" else f', idtype="{a.idtype}"'
         if a.is_sparse and not a.sorted:
             tail += ", sorted=False"
-        if a.kind == DENSE_FIXED:
-            return f"{T}.dense_fixed({e(a.length)}{tail})"
-        parent = n(a.parent)
-        if a.kind == DENSE_VARIABLE:
-            shape = e(a.length) if a.nnz is None else f"({e(a.length)}, {e(a.nnz)})"
-            return f"{T}.dense_variable({parent}, {shape}, {n(a.indptr)}{tail})"
-        if a.kind == SPARSE_FIXED:
-            return f"{T}.sparse_fixed({parent}, ({e(a.length)}, {e(a.nnz_cols)}), {n(a.indices)}{tail})"
-        return f"{T}.sparse_variable({parent}, ({e(a.length)}, {e(a.nnz)}), ({n(a.indptr)}, {n(a.indices)}){tail})"
+        args = [n(a.parent)] if a.parent is not None else []
+        if not a.is_variable:
+            args.append(e(a.length) if a.is_dense else f"({e(a.length)}, {e(a.nnz_cols)})")
+        else:
+            args.append(e(a.length) if a.nnz is None else f"({e(a.length)}, {e(a.nnz)})")
+        if a.is_variable and a.is_sparse:
+            args.append(f"({n(a.indptr)}, {n(a.indices)})")
+        elif a.is_variable or a.is_sparse:
+            args.append(n(a.indptr if a.is_variable else a.indices))
+        return f"{T}.{a.kind.value}({', '.join(args)}{tail})"
 
     def buffer_text(self, b: SparseBuffer) -> str:
         T = self.T

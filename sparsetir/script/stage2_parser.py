@@ -229,18 +229,18 @@ def _rebuild(prim, fn: ast.FunctionDef, axes_src: dict, buffers_src: list, src, 
         sorted_node = next((kw.value for kw in call.keywords if kw.arg == "sorted"), None)
         is_sorted = bool(sorted_node.value) if sorted_node is not None else True
         if kind == "dense_fixed":
-            axis = Axis(name, DENSE_FIXED, None, ev(call.args[0]), None, None, None, None, idtype, True, None)
+            axis = Axis(name, DENSE_FIXED.value, None, ev(call.args[0]), None, None, None, None, idtype, True, None)
         else:
             parent = names[call.args[0].id]
             sizes = ev(call.args[1])
             length, second = (sizes if isinstance(sizes, tuple) else (sizes, None))
             if kind == "dense_variable":
-                axis = Axis(name, DENSE_VARIABLE, parent, length, second, None, ev(call.args[2]), None, idtype, True, None)
+                axis = Axis(name, DENSE_VARIABLE.value, parent, length, second, None, ev(call.args[2]), None, idtype, True, None)
             elif kind == "sparse_fixed":
-                axis = Axis(name, SPARSE_FIXED, parent, length, None, second, None, ev(call.args[2]), idtype, is_sorted, None)
+                axis = Axis(name, SPARSE_FIXED.value, parent, length, None, second, None, ev(call.args[2]), idtype, is_sorted, None)
             else:
                 indptr, indices = ev(call.args[2])
-                axis = Axis(name, SPARSE_VARIABLE, parent, length, second, None, indptr, indices, idtype, is_sorted, None)
+                axis = Axis(name, SPARSE_VARIABLE.value, parent, length, second, None, indptr, indices, idtype, is_sorted, None)
         for array in (axis.indptr, axis.indices):
             if array is not None and not any(array.same_as(b) for b in handle_buffer.values()):
                 raise ScriptSyntaxError(

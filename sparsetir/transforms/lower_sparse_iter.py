@@ -38,6 +38,7 @@ from ..ir.axis import (
     AttachedAxis,
     Axis,
     FusedAxis,
+    make_axis,
 )
 from ..ir.analysis import contains, uses_any
 from ..ir.buffer import SparseBuffer
@@ -134,9 +135,7 @@ def _bound_region(region: Any) -> Any:
 
 def pos_extent(axis: Axis) -> Any:
     """The position-space extent of one axis (its maximum number of positions per row)."""
-    if axis.kind == "sparse_fixed":
-        return axis.nnz_cols
-    return axis.length
+    return axis.positions
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +235,7 @@ class _Lowering:
             parent = self.axes2[axis.parent.name] if axis.parent is not None else None
             indptr = self.struct_bufs[axis.indptr.name] if axis.indptr is not None else None
             indices = self.struct_bufs[axis.indices.name] if axis.indices is not None else None
-            new = Axis(axis.name, axis.kind, parent, axis.length, axis.nnz, axis.nnz_cols, indptr, indices,
+            new = Axis(axis.name, axis.kind_name, parent, axis.length, axis.nnz, axis.nnz_cols, indptr, indices,
                        axis.idtype, axis.sorted, axis.span)
             self.axes2[axis.name] = new
             axes_out.append(new)
@@ -245,11 +244,11 @@ class _Lowering:
                 if axis.parent is not None:
                     tparent = self.twins.get(axis.parent.name, self.axes2[axis.parent.name])
                 if axis.is_variable:
-                    twin = Axis(self._fresh(axis.name + "_dense"), DENSE_VARIABLE, tparent, axis.length, axis.nnz, None, indptr,
-                                None, axis.idtype, True, axis.span)
+                    twin = make_axis(self._fresh(axis.name + "_dense"), DENSE_VARIABLE, tparent, length=axis.length,
+                                     nnz=axis.nnz, indptr=indptr, idtype=axis.idtype, span=axis.span)
                 else:
-                    twin = Axis(self._fresh(axis.name + "_dense"), DENSE_FIXED, None, axis.nnz_cols, None, None, None, None,
-                                axis.idtype, True, axis.span)
+                    twin = make_axis(self._fresh(axis.name + "_dense"), DENSE_FIXED, length=axis.nnz_cols,
+                                     idtype=axis.idtype, span=axis.span)
                 self.twins[axis.name] = twin
                 axes_out.append(twin)
         self.axes_out = axes_out
@@ -345,10 +344,8 @@ class _Lowering:
         return name
 
     def _extent(self, axis: Axis, parent_row: list) -> Any:
-        if axis.kind == DENSE_FIXED:
-            return axis.length
-        if axis.kind == "sparse_fixed":
-            return axis.nnz_cols
+        if not axis.is_variable:
+            return axis.positions
         ip = self.axes2[axis.name].indptr
         end_row = parent_row[:-1] + [parent_row[-1] + 1]
         return tirx.BufferLoad(ip, end_row) - tirx.BufferLoad(ip, parent_row)
