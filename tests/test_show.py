@@ -42,7 +42,9 @@ def test_lowered_stages_name_the_script_lines_of_every_statement(capsys, path, s
     code, out, err = show(capsys, str(path), "--stage", stage)
     assert code == 0, err
     script_lines = path.read_text().splitlines()
-    body = out.split("# with T.sblock(\"root\"):", 1)[1].splitlines()
+    lines = out.splitlines()
+    first = next(k for k, ln in enumerate(lines) if ln.strip().startswith(("for ", "with ")))
+    body = lines[first:]
     statements = [ln for ln in body if ln.strip() and not ln.strip().startswith("#")]
     assert statements
     for line in statements:

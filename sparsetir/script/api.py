@@ -16,12 +16,9 @@ def parse(
 ) -> Union[SparseFunction, dict[str, SparseFunction]]:
     """Parse the text of a script file: one function in, that function out; several, a dict by name.
 
-    A stage-II script (``"sparse_tir_level": 1`` in its ``T.func_attr``) gives a ``Stage2Function``.
+    A function whose ``T.func_attr`` says ``"sparse_tir_level": 1`` is read as stage II and gives
+    a ``Stage2Function``; the others are stage-I ``SparseFunction``s.
     """
-    from .stage2_parser import is_stage2_text, parse_stage2
-
-    if is_stage2_text(text):
-        return parse_stage2(text, filename)
     try:
         functions = parse_module(Source(text, filename), captures)
     except ScriptError as err:

@@ -25,8 +25,9 @@ from ..ir.axis import (
     make_axis,
 )
 from ..ir.buffer import SparseBuffer
-from ..ir.function import SparseFunction
+from ..ir.function import STAGE_I_LEVEL, SparseFunction
 from ..ir.iteration import SparseIteration
+from ..ir.stage2 import STAGE_II_LEVEL
 from . import constructs as C
 from .args import bind_args
 from .expr_parser import ExprParser, dtype_of, literal_const
@@ -57,6 +58,10 @@ _STATEMENT_NAMES = {
 }
 
 _CAPTURABLE = (bool, int, float, str)
+#: how deep lists and dicts may nest in an attribute value
+MAX_ATTR_DEPTH = 8
+#: the function attribute that says which stage a script is written at
+LEVEL_ATTR = "sparse_tir_level"
 
 
 class _Scope:
@@ -130,9 +135,14 @@ class FunctionParser:
 
     # --- function ---------------------------------------------------------------------------
 
-    def function(self, node: ast.FunctionDef) -> SparseFunction:
-        """The whole function: signature, header and body."""
+    def function(self, node: ast.FunctionDef) -> Any:
+        """The whole function: signature, header and body; a ``Stage2Function`` when its
+        ``T.func_attr`` says ``"sparse_tir_level": 1``, else a stage-I ``SparseFunction``."""
         self._check_decorators(node)
+        if self.stage_of(node) == STAGE_II_LEVEL:
+            from .stage2_parser import Stage2Reader
+
+            return Stage2Reader(self).function(node)
         params = self._params(node)
         self._check_return(node)
         attrs: dict[str, Any] = {}
@@ -161,7 +171,25 @@ class FunctionParser:
             if not ok or (isinstance(deco, ast.Call) and (deco.args or deco.keywords)):
                 self.source.fail(deco, "only the @T.prim_func decorator is supported", ScriptSyntaxError)
 
+    def stage_of(self, node: ast.FunctionDef) -> int:
+        """The stage a function is written at, from the ``"sparse_tir_level"`` of its
+        ``T.func_attr`` (2, stage I, when absent)."""
+        for stmt in node.body:
+            if _is_construct_call(stmt, self.alias, "func_attr") and stmt.value.args:
+                mapping = stmt.value.args[0]
+                for key, value in zip(getattr(mapping, "keys", []), getattr(mapping, "values", [])):
+                    if isinstance(key, ast.Constant) and key.value == LEVEL_ATTR:
+                        level = self._attr_value(value)
+                        if level not in (STAGE_II_LEVEL, STAGE_I_LEVEL) or isinstance(level, bool):
+                            self.source.fail(value, f'"{LEVEL_ATTR}" is {STAGE_I_LEVEL} (stage I) or {STAGE_II_LEVEL} (stage II); stage III is TVM\'s TensorIR and is not read as a script', VerifyError)
+                        return level
+        return STAGE_I_LEVEL
+
     def _params(self, node: ast.FunctionDef) -> list[Var]:
+        self._check_signature(node)
+        return [self._param(arg) for arg in node.args.args]
+
+    def _check_signature(self, node: ast.FunctionDef) -> None:
         args = node.args
         for extra, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
             if extra is not None:
@@ -170,20 +198,20 @@ class FunctionParser:
             self.source.fail(node, "keyword-only and positional-only parameters are not supported", ScriptSyntaxError)
         if args.defaults:
             self.source.fail(args.defaults[0], "parameters cannot have default values", ScriptSyntaxError)
-        params = []
-        for arg in args.args:
-            if arg.annotation is None:
-                self.source.fail(arg, f"parameter '{arg.arg}' needs a type: T.handle or a scalar type such as T.int32", VerifyError)
-            kind = self.exprs.construct_name(arg.annotation) if isinstance(arg.annotation, ast.Attribute) else None
-            if kind == C.HANDLE:
-                var = tirx.Var(arg.arg, "handle", self.source.span(arg))
-            elif kind in C.SCALAR_PARAM_DTYPES:
-                var = tirx.Var(arg.arg, kind, self.source.span(arg))
-            else:
-                self.source.fail(arg.annotation, f"parameter '{arg.arg}' has an unknown type; use T.handle or a scalar type such as T.int32", VerifyError)
-            self._define(arg.arg, var, arg)
-            params.append(var)
-        return params
+
+    def _param(self, arg: ast.arg) -> Var:
+        """One ``name: T.handle`` or ``name: T.<scalar type>`` parameter, defined in the scope."""
+        if arg.annotation is None:
+            self.source.fail(arg, f"parameter '{arg.arg}' needs a type: T.handle or a scalar type such as T.int32", VerifyError)
+        kind = self.exprs.construct_name(arg.annotation) if isinstance(arg.annotation, ast.Attribute) else None
+        if kind == C.HANDLE:
+            var = tirx.Var(arg.arg, "handle", self.source.span(arg))
+        elif kind in C.SCALAR_PARAM_DTYPES:
+            var = tirx.Var(arg.arg, kind, self.source.span(arg))
+        else:
+            self.source.fail(arg.annotation, f"parameter '{arg.arg}' has an unknown type; use T.handle or a scalar type such as T.int32", VerifyError)
+        self._define(arg.arg, var, arg)
+        return var
 
     def _check_return(self, node: ast.FunctionDef) -> None:
         ret = node.returns
@@ -313,14 +341,32 @@ class FunctionParser:
             attrs[key.value] = self._attr_value(value)
         return attrs
 
-    def _attr_value(self, node: ast.AST) -> Any:
+    def _attr_value(self, node: ast.AST, depth: int = 0) -> Any:
+        """A literal attribute value: str, int, float, bool, a typed constant ``T.int64(3)``, or a
+        list or dict of them (nested at most ``MAX_ATTR_DEPTH`` deep)."""
+        if depth > MAX_ATTR_DEPTH:
+            self.source.fail(node, f"attribute values nest at most {MAX_ATTR_DEPTH} deep", VerifyError)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             operand = node.operand  # a signed number is a literal too: {"offset": -1}
             if isinstance(operand, ast.Constant) and type(operand.value) in (int, float):
                 return -operand.value if isinstance(node.op, ast.USub) else operand.value
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, str))):
-            self.source.fail(node, "attribute values must be literals (str, int, float or bool)", VerifyError)
-        return node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, str)):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self._attr_value(item, depth + 1) for item in node.elts]
+        if isinstance(node, ast.Dict):
+            out = {}
+            for key, value in zip(node.keys, node.values):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    self.source.fail(key if key is not None else node, "attribute keys must be string literals", VerifyError)
+                out[key.value] = self._attr_value(value, depth + 1)
+            return out
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_alias(node.func.value, self.alias) \
+                and node.func.attr in C.VALUE_DTYPES and len(node.args) == 1 and not node.keywords:
+            value = self.exprs.expr(node)  # T.int64(3), T.float32(0.5): a typed constant
+            if isinstance(value, (tirx.IntImm, tirx.FloatImm)):
+                return value
+        self.source.fail(node, "attribute values must be literals (str, int, float, bool, T.<dtype>(number), or lists and dicts of them)", VerifyError)
 
     # --- statements -------------------------------------------------------------------------
 
@@ -560,6 +606,8 @@ def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captu
     from ..ir.verifier import verify
 
     func = FunctionParser(source, alias, captures).function(node)
+    if not isinstance(func, SparseFunction):
+        return func  # stage II: checked while it was read, and by TVM's well-formedness check
     try:
         verify(func)
     except ScriptError as err:

@@ -8,8 +8,9 @@ one already visible gets a numeric suffix, so IR built by passes always prints u
 from __future__ import annotations
 
 import json
+import keyword
 import math
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .._tvm import Var, tirx
 from ..errors import SparseTIRError
@@ -23,7 +24,10 @@ _INDENT = "    "
 
 
 class NameTable:
-    """Unique script names for IR objects, scoped like the script's blocks."""
+    """Unique script names for IR objects, scoped like the script's blocks.
+
+    TVM objects are keyed by their node (``same_as``), not by Python wrapper identity.
+    """
 
     def __init__(self, reserved: tuple[str, ...] = ("T",)):
         self.frames: list[set[str]] = [set(reserved)]
@@ -36,36 +40,90 @@ class NameTable:
         self.frames.pop()
 
     def define(self, obj: Any, preferred: str) -> str:
-        base = preferred if preferred.isidentifier() else "v"
+        base = preferred if preferred.isidentifier() and not keyword.iskeyword(preferred) else "v"
         name, k = base, 0
         while any(name in frame for frame in self.frames):
             k += 1
             name = f"{base}_{k}"
         self.frames[-1].add(name)
-        self.names[obj] = name
+        self.names[_key(obj)] = name
         return name
 
+    def alias(self, obj: Any, name: str) -> None:
+        """Print ``obj`` as ``name`` (already defined for another object)."""
+        self.names[_key(obj)] = name
+
     def __call__(self, obj: Any) -> str:
-        name = self.names.get(obj)
+        name = self.names.get(_key(obj))
         if name is None:
             raise SparseTIRError(f"'{getattr(obj, 'name', obj)}' is used but not defined in the printed program")
         return name
 
 
-def _attr_value(value: Any) -> str:
+def _key(obj: Any) -> Any:
+    handle = getattr(obj, "__chandle__", None)
+    return ("node", handle()) if handle is not None else obj
+
+
+def literal_text(value: Any, alias: str = "T") -> str:
+    """A Python literal for an attribute value: str, int, float, bool, TVM constants, lists and
+    dicts of them. ``parser`` reads it back to a value of the same type."""
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a Python string literal: escapes, quotes, non-ASCII
-    if isinstance(value, float) and math.isinf(value):
-        return "1e999" if value > 0 else "-1e999"  # Python's spelling of an infinite literal
-    return repr(value)
+        return json.dumps(str(value))  # a JSON string is a Python string literal: escapes, quotes, non-ASCII
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return "1e999" if value > 0 else "-1e999"  # Python's spelling of an infinite literal
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, (tirx.IntImm, tirx.FloatImm)):
+        return ExprPrinter(lambda v: v.name, alias)(value) if str(value.ty.dtype) != "int32" else f"{alias}.int32({value.value})"
+    if hasattr(value, "items"):
+        items = ", ".join(f"{literal_text(k, alias)}: {literal_text(v, alias)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
+        return "[" + ", ".join(literal_text(v, alias) for v in value) + "]"
+    raise SparseTIRError(f"cannot print attribute value {value!r} ({type(value).__name__}) as a literal")
 
 
-def attr_dict_text(attrs: dict[str, Any]) -> str:
+def attr_dict_text(attrs: dict[str, Any], alias: str = "T") -> str:
     """``{"key": value, ...}`` with keys sorted, as the parser reads it."""
-    items = ", ".join(f"{_attr_value(k)}: {_attr_value(attrs[k])}" for k in sorted(attrs))
+    items = ", ".join(f"{literal_text(k, alias)}: {literal_text(attrs[k], alias)}" for k in sorted(attrs))
     return "{" + items + "}"
+
+
+def axis_text(a: Axis, alias: str, expr: Callable[[Any], str], name_of: Callable[[Any], str]) -> str:
+    """``T.<kind>(parent, shape, structure arrays...)``: the one printer of axis declarations."""
+    tail = "" if a.idtype == "int32" else f', idtype="{a.idtype}"'
+    if a.is_sparse and not a.sorted:
+        tail += ", sorted=False"
+    args = [name_of(a.parent)] if a.parent is not None else []
+    if not a.is_variable:
+        args.append(expr(a.length) if a.is_dense else f"({expr(a.length)}, {expr(a.nnz_cols)})")
+    else:
+        args.append(expr(a.length) if a.nnz is None else f"({expr(a.length)}, {expr(a.nnz)})")
+    if a.is_variable and a.is_sparse:
+        args.append(f"({name_of(a.indptr)}, {name_of(a.indices)})")
+    elif a.is_variable or a.is_sparse:
+        args.append(name_of(a.indptr if a.is_variable else a.indices))
+    return f"{alias}.{a.kind.value}({', '.join(args)}{tail})"
+
+
+def sparse_buffer_text(axes: list[Axis], dtype: str, handle: Optional[str], scope: str, extra_storage: Any,
+                       alias: str, expr: Callable[[Any], str], name_of: Callable[[Any], str]) -> str:
+    """``T.match_sparse_buffer(handle, (axes), dtype, ...)`` or ``T.alloc_sparse_buffer(...)``."""
+    names = ", ".join(name_of(a) for a in axes)
+    names = f"({names},)" if len(axes) == 1 else f"({names})"
+    tail = "" if scope == "global" else f', scope="{scope}"'
+    if extra_storage is not None:
+        tail += f", extra_storage={expr(extra_storage)}"
+    if handle is None:
+        return f'{alias}.alloc_sparse_buffer({names}, "{dtype}"{tail})'
+    return f'{alias}.match_sparse_buffer({handle}, {names}, "{dtype}"{tail})'
 
 
 class FunctionPrinter:
@@ -91,12 +149,12 @@ class FunctionPrinter:
         self.emit(0, f"@{T}.prim_func")
         self.emit(0, f"def {f.name}({', '.join(params)}) -> None:")
         if f.attrs:
-            self.emit(1, f"{T}.func_attr({attr_dict_text(dict(f.attrs))})")
+            self.emit(1, f"{T}.func_attr({attr_dict_text(dict(f.attrs), T)})")
         for axis in f.axes:
             self.emit(1, f"{self.names.define(axis, axis.name)} = {self.axis_text(axis)}")
         for buf in f.buffers:
             name = self.names.define(buf.buffer, buf.name)
-            self.names.names[buf] = name
+            self.names.alias(buf, name)
             self.emit(1, f"{name} = {self.buffer_text(buf)}")
         for stmt in f.body:
             self.statement(stmt, 1)
@@ -105,31 +163,11 @@ class FunctionPrinter:
         return "\n".join(self.lines) + "\n"
 
     def axis_text(self, a: Axis) -> str:
-        T, e, n = self.T, self.expr, self.names
-        tail = "" if a.idtype == "int32" else f', idtype="{a.idtype}"'
-        if a.is_sparse and not a.sorted:
-            tail += ", sorted=False"
-        args = [n(a.parent)] if a.parent is not None else []
-        if not a.is_variable:
-            args.append(e(a.length) if a.is_dense else f"({e(a.length)}, {e(a.nnz_cols)})")
-        else:
-            args.append(e(a.length) if a.nnz is None else f"({e(a.length)}, {e(a.nnz)})")
-        if a.is_variable and a.is_sparse:
-            args.append(f"({n(a.indptr)}, {n(a.indices)})")
-        elif a.is_variable or a.is_sparse:
-            args.append(n(a.indptr if a.is_variable else a.indices))
-        return f"{T}.{a.kind.value}({', '.join(args)}{tail})"
+        return axis_text(a, self.T, self.expr, self.names)
 
     def buffer_text(self, b: SparseBuffer) -> str:
-        T = self.T
-        axes = ", ".join(self.names(a) for a in b.axes)
-        axes = f"({axes},)" if len(b.axes) == 1 else f"({axes})"
-        tail = "" if b.scope == "global" else f', scope="{b.scope}"'
-        if b.extra_storage is not None:
-            tail += f", extra_storage={self.expr(b.extra_storage)}"
-        if b.handle is None:
-            return f'{T}.alloc_sparse_buffer({axes}, "{b.dtype}"{tail})'
-        return f'{T}.match_sparse_buffer({self.names(b.handle)}, {axes}, "{b.dtype}"{tail})'
+        handle = self.names(b.handle) if b.handle is not None else None
+        return sparse_buffer_text(list(b.axes), b.dtype, handle, b.scope, b.extra_storage, self.T, self.expr, self.names)
 
     def statement(self, stmt: Any, depth: int) -> None:
         if isinstance(stmt, SparseIteration):
@@ -156,7 +194,7 @@ class FunctionPrinter:
         iters = ", ".join(self.names.define(v, v.name) for v in it.iter_vars)
         self.emit(depth, f'with {T}.sp_iter([{axes}], "{it.kinds}", "{it.name}") as [{iters}]:')
         if it.attrs:
-            self.emit(depth + 1, f"{T}.sp_iter_attr({attr_dict_text(dict(it.attrs))})")
+            self.emit(depth + 1, f"{T}.sp_iter_attr({attr_dict_text(dict(it.attrs), T)})")
         if it.init is not None:
             self.emit(depth + 1, f"with {T}.init():")
             for stmt in it.init:
@@ -173,12 +211,3 @@ class FunctionPrinter:
 def print_function(func: SparseFunction, alias: str = "T") -> str:
     """The script text of a stage-I function."""
     return FunctionPrinter(func, alias).run()
-
-
-def print_module(funcs: list[SparseFunction]) -> str:
-    """A script file: the import line, then each function."""
-    header = "from sparsetir.script import tir as T\n"
-    return header + "".join("\n\n" + print_function(f) for f in funcs)
-
-
-__all__ = ["NameTable", "attr_dict_text", "print_function", "print_module", "Var"]

@@ -1,285 +1,757 @@
-"""Parsing stage-II scripts: rewrite the sparse header for TVM's parser, then rebuild the metadata.
+"""Stage-II script text → ``Stage2Function``, by an allow-list over Python's ``ast``.
 
-Scheme (stage2.md §5): axis lines are blanked (line numbers stay), each
-``A = T.match_sparse_buffer(a, [I, J], dtype=...)`` becomes ``A = T.match_buffer(a, (m, n), ...)``
-on the same line with the axes' position-space extents, ``@T.prim_func`` becomes
-``@T.prim_func(s_tir=True)``, and TVM parses the text. The axes and sparse buffers are then
-rebuilt from the header with a small allow-list evaluator (names, integers, tuples, + - * //),
-resolving handle names to the parsed parameter buffers. The RFC's spellings ``T.block`` and
-``T.block_attr`` are read as ``T.sblock`` / ``T.sblock_attr``; ``T.assume_buffer_domain`` lines
-are dropped.
+The reader of stage-I scripts (``parser.FunctionParser``) reads the signature, ``T.func_attr``
+and the axis and sparse-buffer declarations, exactly as at stage I; this module turns those
+into the position-space buffers and axes of stage II and reads the body — loops, blocks,
+stores, ``if``/``while`` — building each TVM node directly. Nothing of the text is handed to
+TVM's TVMScript parser, so nothing in it is ever executed; every problem is a located
+``ScriptError``. ``stage2_printer`` writes exactly what this reads back.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from .._tvm import tirx, tvm, tvm_ffi, tvmscript_tirx
-from ..errors import ScriptSyntaxError
-from ..ir.axis import DENSE_FIXED, DENSE_VARIABLE, SPARSE_FIXED, SPARSE_VARIABLE, Axis
+from .._tvm import Expr, Var, s_tir, tirx, tvm
+from ..errors import ScriptSyntaxError, VerifyError
+from ..ir.axis import Axis, make_axis
+from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
+from .expr_parser import ExprParser, dtype_of, is_int_dtype
+from .stage2_printer import IMPLIED_ATTRS, ITER_KINDS, LOOP_KINDS
 
-_AXIS_CALLS = {"dense_fixed": DENSE_FIXED, "dense_variable": DENSE_VARIABLE,
-               "sparse_fixed": SPARSE_FIXED, "sparse_variable": SPARSE_VARIABLE}
-_BUFFER_CALLS = ("match_sparse_buffer", "alloc_sparse_buffer")
+_LOOP_KIND_OF = {name: kind for kind, name in LOOP_KINDS.items()}
+_ITER_TYPE_OF = {name: kind for kind, name in ITER_KINDS.items()}
+_REMAP_KINDS = {"S": tirx.IterVar.DataPar, "R": tirx.IterVar.CommReduce}
+_BLOCK_PRELUDE = ("where", "reads", "writes", "sblock_attr", "block_attr")
+_TRUE = tirx.const(True, "bool")
 
 
-def is_stage2_text(text: str) -> bool:
-    """True when a script's ``T.func_attr`` says ``"sparse_tir_level": 1``."""
-    return re.search(r"[\"']sparse_tir_level[\"']\s*:\s*1\b", text) is not None
+class Stage2ExprParser(ExprParser):
+    """Stage-I expressions over stage-II names: buffers are indexed by positions."""
+
+    def _Name(self, node: ast.Name) -> Any:
+        entity = self.lookup(node.id, node)
+        if isinstance(entity, Var) and isinstance(entity.ty, tirx.BufferType):
+            self.source.fail(node, f"buffer '{node.id}' cannot be used as a value; index it, e.g. {node.id}[i]", VerifyError)
+        return super()._Name(node)
+
+    def _Subscript(self, node: ast.Subscript) -> Expr:
+        buffer, indices = self.buffer_access(node)
+        return tirx.BufferLoad(buffer, indices, self.source.span(node))
+
+    def buffer_access(self, node: ast.Subscript) -> tuple[Var, list[Expr]]:
+        """The buffer and position indices of ``A[i, j]``, checked for arity."""
+        buffer = self.buffer_of(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != len(buffer.ty.shape):
+            self.source.fail(node, f"buffer '{buffer.name}' has {len(buffer.ty.shape)} dimensions but is indexed with {len(items)} indices", VerifyError)
+        return buffer, [self.int_expr(item, f"index {k} of '{buffer.name}'") for k, item in enumerate(items)]
+
+    def buffer_of(self, node: ast.AST) -> Var:
+        """The stage-II buffer a name refers to."""
+        if not isinstance(node, ast.Name):
+            self.source.fail(node, "only buffers can be indexed, e.g. A[i, j]", ScriptSyntaxError)
+        entity = self.lookup(node.id, node)
+        if not (isinstance(entity, Var) and isinstance(entity.ty, tirx.BufferType)):
+            self.source.fail(node, f"'{node.id}' is not a buffer and cannot be indexed", VerifyError)
+        return entity
+
+    def _Call(self, node: ast.Call) -> Any:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("truncdiv", "truncmod") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == self.alias:
+            name = node.func.attr
+            self._arity(node, name, 2, 2)
+            if node.keywords:
+                self.source.fail(node.keywords[0], f"T.{name}() takes no keyword arguments", VerifyError)
+            a, b = self._unify(self.value(node.args[0]), self.value(node.args[1]), node, f"T.{name}")
+            if not is_int_dtype(dtype_of(a)):
+                self.source.fail(node, f"T.{name} needs integer operands, got {dtype_of(a)}", VerifyError)
+            build = tirx.Div if name == "truncdiv" else tirx.Mod
+            return build(a, b, self.source.span(node))
+        return super()._Call(node)
 
 
-def _call_name(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-        return node.func.attr
+class _Names:
+    """Stage-II names: nested frames for loops and blocks over the function's buffers and scalars."""
+
+    def __init__(self, outer: Callable[[str, ast.AST], Any]):
+        self.outer = outer
+        self.frames: list[dict[str, Any]] = [{}]
+        self.hidden = 0  # frames at the top not visible (a block's own iterators, to its bindings)
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def define(self, name: str, value: Any) -> None:
+        self.frames[-1][name] = value
+
+    def find(self, name: str) -> Any:
+        visible = self.frames[: len(self.frames) - self.hidden]
+        for frame in reversed(visible):
+            if name in frame:
+                return frame[name]
+        return None
+
+
+class Stage2Reader:
+    """Reads one stage-II ``@T.prim_func``, with ``fp`` (a ``FunctionParser``) for the header."""
+
+    def __init__(self, fp: Any):
+        self.fp = fp
+        self.source = fp.source
+        self.T = fp.alias
+        self.buffers: dict[str, Var] = {}  # stage-II buffers by script name
+        self.scalars: dict[str, Var] = {}
+        self.names = _Names(self._outer_lookup)
+        self.exprs = Stage2ExprParser(fp.source, fp.alias, self._lookup)
+        self.loops: list[tuple[Var, Expr, Expr]] = []  # enclosing loops: var, min, extent
+
+    def fail(self, node: ast.AST, message: str, kind: type = VerifyError) -> Any:
+        self.source.fail(node, message, kind)
+
+    # --- names ------------------------------------------------------------------------------
+
+    def _lookup(self, name: str, node: ast.AST) -> Any:
+        found = self.names.find(name)
+        if found is not None:
+            return found
+        return self._outer_lookup(name, node)
+
+    def _outer_lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.buffers:
+            return self.buffers[name]
+        if name in self.scalars:
+            return self.scalars[name]
+        entity = self.fp.scope.find(name)
+        if entity is not None:
+            what = {Axis: "an axis", SparseBuffer: "a sparse buffer's declaration"}.get(type(entity[0]), "a handle")
+            self.fail(node, f"'{name}' is {what}; the stage-II body uses buffers, loop and block variables and scalars only")
+        self.fail(node, f"undefined name '{name}'")
+
+    def _define(self, name: str, value: Any, node: ast.AST) -> None:
+        taken = self.names.frames[-1].get(name) is not None or name in self.buffers or name in self.scalars
+        if taken or self.fp.scope.find(name) is not None:
+            self.fail(node, f"'{name}' is already defined")
+        self.names.define(name, value)
+
+    # --- function ---------------------------------------------------------------------------
+
+    def function(self, node: ast.FunctionDef) -> Stage2Function:
+        fp = self.fp
+        fp._check_signature(node)
+        fp._check_return(node)
+        params, buffer_params = self._params(node)
+        statements = list(node.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        attrs: Optional[dict[str, Any]] = None
+        header: list[Any] = []
+        root_allocs: list[Var] = []
+        body: list[ast.stmt] = []
+        for stmt in statements:
+            if _is_call_stmt(stmt, self.T, "func_attr"):
+                if attrs is not None:
+                    self.fail(stmt, "T.func_attr may appear only once")
+                attrs = fp._attr_dict(stmt.value, "func_attr")
+            elif isinstance(stmt, ast.Assign) and fp._is_header(stmt):
+                if body or root_allocs:
+                    self.fail(stmt, "axes and sparse buffers are declared before the body and its allocations")
+                header.append((fp._header(stmt), stmt))
+            elif self._alloc_call(stmt) == "alloc_buffer":
+                if not root_allocs:
+                    self._declare_header(header, params, buffer_params, node)
+                if body:
+                    self.fail(stmt, "T.alloc_buffer declares a function-level buffer before the body")
+                root_allocs.append(self._alloc(stmt, "alloc_buffer"))
+            else:
+                if not body and not root_allocs:
+                    self._declare_header(header, params, buffer_params, node)
+                body.append(stmt)
+        if not body:
+            self.fail(node, "a stage-II function needs a body")
+        prim_body = self._root(body, root_allocs, node)
+        prim_params = [self._param_var(name, arg) for name, arg in zip(params, node.args.args)]
+        prim = tirx.PrimFunc(prim_params, prim_body, span=self.source.span(node))
+        attrs = dict(attrs or {})
+        attrs.setdefault("global_symbol", node.name)
+        attrs.update({k: v for k, v in IMPLIED_ATTRS.items() if k not in attrs})
+        for key, value in attrs.items():
+            prim = prim.with_attr(key, value)
+        _check_well_formed(prim, self.source, node)
+        return Stage2Function(prim, self.axes, self.metadata, [a.arg for a in node.args.args])
+
+    def _params(self, node: ast.FunctionDef) -> tuple[list[str], dict[str, ast.arg]]:
+        """Handles and scalars as at stage I; ``name: T.Buffer(shape, dtype)`` parameters (plain
+        position-space buffers) are declared once every scalar they may use is known."""
+        names, buffer_params = [], {}
+        for arg in node.args.args:
+            names.append(arg.arg)
+            ann = arg.annotation
+            if isinstance(ann, ast.Call) and isinstance(ann.func, ast.Attribute) and ann.func.attr == "Buffer" \
+                    and isinstance(ann.func.value, ast.Name) and ann.func.value.id == self.T:
+                buffer_params[arg.arg] = arg
+                continue
+            var = self.fp._param(arg)
+            if str(var.ty) != "T.handle":
+                self.scalars[arg.arg] = var
+        return names, buffer_params
+
+    def _param_var(self, name: str, arg: ast.arg) -> Var:
+        if name in self.scalars:
+            return self.scalars[name]
+        if name in self.param_buffers:
+            return self.param_buffers[name]
+        self.fail(arg, f"handle '{name}' is not matched to a buffer; stage II declares every array with T.match_sparse_buffer")
+
+    def _declare_header(self, header: list, params: list[str], buffer_params: dict, node: ast.AST) -> None:
+        """The stage-I declarations as stage-II position-space buffers and axes (once)."""
+        if hasattr(self, "axes"):
+            return
+        self.param_buffers: dict[str, Var] = {}
+        for name, arg in buffer_params.items():
+            self.param_buffers[name] = self._buffer_from(arg.annotation, name, "Buffer")
+            self.buffers[name] = self.param_buffers[name]
+        sparse = [(entity, stmt) for entity, stmt in header if isinstance(entity, SparseBuffer)]
+        by_handle: dict[str, Var] = {}
+        positioned: list[tuple[SparseBuffer, Var]] = []
+        for sb, stmt in sparse:
+            dims = [axis.positions for axis in sb.axes]
+            if sb.extra_storage is not None:
+                dims[-1] = dims[-1] + sb.extra_storage
+            if sb.handle is None:
+                var = tirx.decl_buffer(dims, sb.dtype, name=sb.name, scope=sb.scope, layout=None)
+            else:
+                if sb.scope != "global":
+                    self.fail(stmt, "a matched sparse buffer lives in global memory; scope is for T.alloc_sparse_buffer")
+                var = tirx.decl_buffer(dims, sb.dtype, name=sb.name, layout=None)
+                by_handle[sb.handle.name] = var
+                self.param_buffers[sb.handle.name] = var
+            self.buffers[sb.name] = var
+            positioned.append((sb, var))
+        axes: dict[str, Axis] = {}
+        roles: dict[str, str] = {}
+        for entity, stmt in header:
+            if not isinstance(entity, Axis):
+                continue
+            arrays = {}
+            for field, role in (("indptr", INDPTR), ("indices", INDICES)):
+                handle = getattr(entity, field)
+                if handle is None:
+                    continue
+                if handle.name not in by_handle:
+                    self.fail(stmt, f"axis {entity.name}: '{handle.name}' is not matched to a buffer; stage II declares structure arrays with T.match_sparse_buffer")
+                arrays[field] = by_handle[handle.name]
+                roles.setdefault(handle.name, role)
+            parent = axes[entity.parent.name] if entity.parent is not None else None
+            axes[entity.name] = make_axis(
+                entity.name, entity.kind, parent, length=entity.length, nnz=entity.nnz, nnz_cols=entity.nnz_cols,
+                idtype=entity.idtype, sorted=entity.sorted, span=entity.span, **arrays)
+        self.axes = list(axes.values())
+        self.metadata = []
+        self.sparse_allocs = []
+        for sb, var in positioned:
+            axes_of = [axes[a.name] for a in sb.axes]
+            if sb.handle is None:
+                self.metadata.append(Stage2Buffer(var, axes_of, "", sb.extra_storage, ALLOCATED, sb.span))
+                self.sparse_allocs.append(var)
+            else:
+                role = roles.get(sb.handle.name, VALUE)
+                self.metadata.append(Stage2Buffer(var, axes_of, sb.handle.name, sb.extra_storage, role, sb.span))
+
+    def _root(self, body: list[ast.stmt], root_allocs: list[Var], node: ast.FunctionDef) -> Any:
+        """The function body: the implicit root block around the statements, or the one written."""
+        if len(body) == 1 and isinstance(body[0], ast.With) and _block_name(body[0], self.T) == "root" \
+                and not root_allocs and not self.sparse_allocs:
+            return self.stmt(body[0])
+        stmts = self.stmts(body, node)
+        root = s_tir.SBlock([], [], [], "root", stmts, None, self.sparse_allocs + root_allocs, span=self.source.span(node))
+        return s_tir.SBlockRealize([], True, root, span=self.source.span(node))
+
+    # --- buffers ----------------------------------------------------------------------------
+
+    def _alloc_call(self, stmt: ast.stmt) -> Optional[str]:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self.T \
+                    and func.attr in ("alloc_buffer", "sblock_alloc_buffer", "match_buffer"):
+                return func.attr
+        return None
+
+    def _alloc(self, stmt: ast.Assign, construct: str) -> Var:
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            self.fail(stmt, f"T.{construct} must be assigned to one name", ScriptSyntaxError)
+        name = stmt.targets[0].id
+        var = self._buffer_from(stmt.value, name, construct)
+        self._define(name, var, stmt.targets[0])
+        return var
+
+    def _buffer_from(self, call: ast.Call, name: str, construct: str) -> Var:
+        """A buffer from ``T.<construct>(shape, dtype, scope=..., align=..., ...)``."""
+        from .args import bind_args
+
+        optional = ["dtype", "scope", "strides", "elem_offset", "align", "offset_factor"]
+        if construct == "match_buffer":
+            optional.append("source")
+        a = bind_args(self.source, call, construct, ["shape"], optional)
+        shape_node = a["shape"]
+        items = shape_node.elts if isinstance(shape_node, (ast.Tuple, ast.List)) else [shape_node]
+        shape = [self.exprs.int_expr(item, "a buffer dimension") for item in items]
+        dtype = self.exprs.dtype_arg(a["dtype"]) if "dtype" in a else "float32"
+        scope = self.fp._string_arg(a.get("scope"), "scope", "global")
+        extra: dict[str, Any] = {}
+        if "strides" in a:
+            node = a["strides"]
+            items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+            extra["strides"] = [self.exprs.int_expr(item, "a stride") for item in items]
+        if "elem_offset" in a:
+            extra["elem_offset"] = self.exprs.int_expr(a["elem_offset"], "elem_offset")
+        for key, field in (("align", "data_alignment"), ("offset_factor", "offset_factor")):
+            if key in a:
+                value = a[key].value if isinstance(a[key], ast.Constant) else None
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 4096:
+                    self.fail(a[key], f"{key} must be a positive integer up to 4096")
+                extra[field] = value
+        try:
+            return tirx.decl_buffer(shape, dtype, name=name, scope=scope, layout=None, **extra)
+        except Exception as err:  # noqa: BLE001 - TVM checks the fields it is given
+            raise self.source.error(call, f"invalid buffer declaration: {_first_line(err)}", VerifyError) from None
+
+    # --- statements -------------------------------------------------------------------------
+
+    def stmts(self, body: list[ast.stmt], owner: ast.AST) -> Any:
+        """A statement list as one statement (a ``SeqStmt`` when there are several)."""
+        out = [s for s in (self.stmt(node) for node in body) if s is not None]
+        if not out:
+            self.fail(owner, "a body needs at least one statement (T.evaluate(0) does nothing)")
+        return out[0] if len(out) == 1 else tirx.SeqStmt(out, span=self.source.span(owner))
+
+    def stmt(self, node: ast.stmt) -> Any:
+        span = self.source.span(node)
+        if isinstance(node, ast.For):
+            return self.loop(node)
+        if isinstance(node, ast.With):
+            name = _block_name(node, self.T)
+            if name is None:
+                self.fail(node, "only 'with T.sblock(\"name\"):' opens a block in stage II (T.init() goes inside one)", ScriptSyntaxError)
+            return self.block(node)
+        if isinstance(node, ast.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
+                self.fail(node, "only buffer stores (A[i] = value) assign in a stage-II body; declare buffers in a block", ScriptSyntaxError)
+            return self.store(node.targets[0], node.value, span)
+        if isinstance(node, ast.AugAssign):
+            ops = {ast.Add: tirx.Add, ast.Sub: tirx.Sub, ast.Mult: tirx.Mul}
+            if not isinstance(node.target, ast.Subscript) or type(node.op) not in ops:
+                self.fail(node, "only A[i] += / -= / *= value is supported", ScriptSyntaxError)
+            store = self.store(node.target, node.value, span, ops[type(node.op)])
+            return store
+        if isinstance(node, ast.If):
+            cond = self._cond(node.test, "an if condition")
+            then = self.scoped(node.body, node)
+            other = self.scoped(node.orelse, node) if node.orelse else None
+            return tirx.IfThenElse(cond, then, other, span=span)
+        if isinstance(node, ast.While):
+            if node.orelse:
+                self.fail(node, "while ... else is not supported", ScriptSyntaxError)
+            return tirx.While(self._cond(node.test, "a while condition"), self.scoped(node.body, node), span=span)
+        if isinstance(node, ast.Expr):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                return None  # a string statement is a comment
+            if _is_call_stmt(node, self.T, "evaluate"):
+                from .args import bind_args
+
+                a = bind_args(self.source, node.value, "evaluate", ["value"], [])
+                return tirx.Evaluate(self.exprs.expr(a["value"]), span=span)
+            if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                    and node.value.func.attr in _BLOCK_PRELUDE + ("init",):
+                self.fail(node, f"T.{node.value.func.attr} belongs at the top of a block, before its body", VerifyError)
+            self.fail(node, "an expression on its own does nothing; only T.evaluate(...) may stand alone", ScriptSyntaxError)
+        if isinstance(node, ast.Pass):
+            return None
+        self.fail(node, f"'{type(node).__name__}' statements are not supported in a stage-II script", ScriptSyntaxError)
+
+    def scoped(self, body: list[ast.stmt], owner: ast.AST) -> Any:
+        self.names.push()
+        try:
+            return self.stmts(body, owner)
+        finally:
+            self.names.pop()
+
+    def _cond(self, node: ast.AST, what: str) -> Expr:
+        cond = self.exprs.expr(node, "bool")
+        if dtype_of(cond) != "bool":
+            self.fail(node, f"{what} must be bool, got {dtype_of(cond)}")
+        return cond
+
+    def store(self, target: ast.Subscript, value_node: ast.AST, span: Any, op: Optional[Callable] = None) -> Any:
+        buffer, indices = self.exprs.buffer_access(target)
+        dtype = str(buffer.ty.dtype)
+        value = self.exprs.expr(value_node, dtype)
+        if op is not None:
+            value = op(tirx.BufferLoad(buffer, indices, span), value, span)
+        if dtype_of(value) != dtype:
+            self.fail(value_node, f"storing a {dtype_of(value)} value into '{buffer.name}' of {dtype}; cast it with T.cast(x, \"{dtype}\")")
+        return tirx.BufferStore(buffer, value, indices, span=span)
+
+    # --- loops ------------------------------------------------------------------------------
+
+    def loop(self, node: ast.For) -> Any:
+        if node.orelse:
+            self.fail(node, "for ... else is not supported", ScriptSyntaxError)
+        call = node.iter
+        if not isinstance(call, ast.Call):
+            self.fail(call, "a loop iterates over range(n), T.serial/parallel/vectorized/unroll/thread_binding(n) or T.grid(...)", ScriptSyntaxError)
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id == self.T and call.func.attr == "grid":
+            return self._grid(node, call)
+        kind, kwargs = self._loop_kind(call)
+        lo, extent = self._loop_range(call, kind)
+        if "step" in kwargs:
+            kwargs["step"] = self.exprs.int_expr(kwargs["step"], "the loop step")
+        if not isinstance(node.target, ast.Name):
+            self.fail(node.target, "a loop binds one name (several with T.grid)", ScriptSyntaxError)
+        var = tirx.Var(node.target.id, dtype_of(extent), self.source.span(node.target))
+        binding = None
+        if kind == tirx.ForKind.THREAD_BINDING:
+            thread = kwargs.get("thread")
+            if thread is None:
+                self.fail(call, "T.thread_binding needs thread=\"threadIdx.x\" (or another thread tag)")
+            binding = tirx.IterVar(None, var, tirx.IterVar.ThreadIndex, thread)
+        elif "thread" in kwargs:
+            self.fail(call, "thread= belongs to T.thread_binding only")
+        self.names.push()
+        self._define(node.target.id, var, node.target)
+        self.loops.append((var, lo, extent))
+        try:
+            body = self.stmts(node.body, node)
+        finally:
+            self.loops.pop()
+            self.names.pop()
+        return self._for(node, var, lo, extent, kind, body, binding, kwargs)
+
+    def _for(self, node: ast.AST, var: Var, lo: Expr, extent: Expr, kind: Any, body: Any, binding: Any,
+             kwargs: dict) -> Any:
+        try:
+            return tirx.For(var, lo, extent, kind, body, binding, kwargs.get("annotations"), kwargs.get("step"),
+                            span=self.source.span(node))
+        except Exception as err:  # noqa: BLE001 - TVM's own checks of a loop
+            raise self.source.error(node, f"invalid loop: {_first_line(err)}", VerifyError) from None
+
+    def _loop_kind(self, call: ast.Call) -> tuple[Any, dict]:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "range":
+            if call.keywords:
+                self.fail(call.keywords[0], "range() takes no keyword arguments", ScriptSyntaxError)
+            return tirx.ForKind.SERIAL, {}
+        name = self.exprs.construct_name(func)
+        if name not in _LOOP_KIND_OF:
+            self.fail(func, f"T.{name} is not a loop kind; use range, T.serial, T.parallel, T.vectorized, T.unroll, T.thread_binding or T.grid", ScriptSyntaxError)
+        kwargs: dict[str, Any] = {}
+        for kw in call.keywords:
+            if kw.arg == "annotations":
+                if not isinstance(kw.value, ast.Dict):
+                    self.fail(kw.value, "annotations= takes a dict literal")
+                kwargs["annotations"] = self.fp._attr_dict(ast.Call(func=func, args=[kw.value], keywords=[]), "annotations")
+            elif kw.arg == "thread":
+                if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)):
+                    self.fail(kw.value, "thread= takes a string such as \"threadIdx.x\"")
+                kwargs["thread"] = kw.value.value
+            elif kw.arg in ("min", "step"):
+                kwargs[kw.arg] = kw.value
+            else:
+                self.fail(kw, f"T.{name}() has no argument '{kw.arg}'", VerifyError)
+        return _LOOP_KIND_OF[name], kwargs
+
+    def _loop_range(self, call: ast.Call, kind: Any) -> tuple[Expr, Expr]:
+        """(min, extent): ``(n)``, ``(n, min=m)``; two positional arguments are (start, stop)."""
+        args = call.args
+        if not 1 <= len(args) <= 2:
+            self.fail(call, "a loop takes its extent (or start and stop)", VerifyError)
+        if len(args) == 2:
+            if "min" in [kw.arg for kw in call.keywords]:
+                self.fail(call, "give either (start, stop) or (extent, min=...)", VerifyError)
+            lo = self.exprs.int_expr(args[0], "the loop start")
+            stop = self.exprs.int_expr(args[1], "the loop end")
+            lo, stop = self.exprs._unify(lo, stop, call, "the loop range")
+            extent = stop if _is_zero(lo) else tirx.Sub(stop, lo)
+            return lo, extent
+        extent = self.exprs.int_expr(args[0], "the loop extent")
+        min_node = next((kw.value for kw in call.keywords if kw.arg == "min"), None)
+        lo = self.exprs.int_expr(min_node, "the loop start") if min_node is not None else tirx.const(0, dtype_of(extent))
+        if dtype_of(lo) != dtype_of(extent):
+            self.fail(call, f"the loop start is {dtype_of(lo)} but its extent {dtype_of(extent)}")
+        return lo, extent
+
+    def _grid(self, node: ast.For, call: ast.Call) -> Any:
+        targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+        if call.keywords or len(targets) != len(call.args) or not call.args:
+            self.fail(call, "T.grid(a, b, ...) binds one name per extent", VerifyError)
+        if not all(isinstance(t, ast.Name) for t in targets):
+            self.fail(node.target, "T.grid binds plain names", ScriptSyntaxError)
+        extents = [self.exprs.int_expr(a, "a loop extent") for a in call.args]
+        variables = [tirx.Var(t.id, dtype_of(e), self.source.span(t)) for t, e in zip(targets, extents)]
+        self.names.push()
+        for t, v, e in zip(targets, variables, extents):
+            self._define(t.id, v, t)
+            self.loops.append((v, tirx.const(0, dtype_of(e)), e))
+        try:
+            body = self.stmts(node.body, node)
+        finally:
+            del self.loops[len(self.loops) - len(variables):]
+            self.names.pop()
+        for v, e in reversed(list(zip(variables, extents))):
+            body = self._for(node, v, tirx.const(0, dtype_of(e)), e, tirx.ForKind.SERIAL, body, None, {})
+        return body
+
+    # --- blocks -----------------------------------------------------------------------------
+
+    def block(self, node: ast.With) -> Any:
+        span = self.source.span(node)
+        name = _block_name(node, self.T)
+        iter_vars: list[Any] = []
+        values: list[Expr] = []
+        predicate: Expr = _TRUE
+        reads = writes = None
+        annotations: dict[str, Any] = {}
+        allocs: list[Var] = []
+        matches: list[Any] = []
+        init = None
+        body: list[ast.stmt] = []
+        self.names.push()
+        try:
+            for stmt in node.body:
+                construct = _construct(stmt, self.T)
+                if body:
+                    if construct in _BLOCK_PRELUDE or construct in ("axis", "remap", "init") or self._alloc_call(stmt):
+                        self.fail(stmt, f"T.{construct or self._alloc_call(stmt)} belongs at the top of the block, before its body")
+                    body.append(stmt)
+                elif construct in ("axis", "remap"):
+                    for var, value, iv in self._iter_vars(stmt, construct):
+                        iter_vars.append(iv)
+                        values.append(value)
+                elif construct == "where":
+                    predicate = self._cond(_single_arg(self, stmt.value, "where"), "T.where")
+                elif construct in ("reads", "writes"):
+                    regions = [self.region(r) for r in _region_args(stmt.value)]
+                    if construct == "reads":
+                        reads = regions
+                    else:
+                        writes = regions
+                elif construct in ("sblock_attr", "block_attr"):
+                    annotations = self.fp._attr_dict(stmt.value, construct)
+                elif construct == "init":
+                    if init is not None:
+                        self.fail(stmt, "a block has one T.init()")
+                    if stmt.items[0].optional_vars is not None or stmt.items[0].context_expr.args:
+                        self.fail(stmt, "T.init() takes no arguments and binds no names")
+                    init = self.scoped(stmt.body, stmt)
+                elif self._alloc_call(stmt) == "sblock_alloc_buffer":
+                    allocs.append(self._alloc(stmt, "sblock_alloc_buffer"))
+                elif self._alloc_call(stmt) == "match_buffer":
+                    matches.append(self._match(stmt))
+                else:
+                    body.append(stmt)
+            if not body:
+                self.fail(node, f"block '{name}' has no body")
+            stmts = self.stmts(body, node)
+            if reads is None or writes is None:
+                self.fail(node, f"block '{name}' needs T.reads(...) and T.writes(...) (either may be empty)")
+        finally:
+            self.names.pop()
+        try:
+            block = s_tir.SBlock(iter_vars, reads, writes, name, stmts, init, allocs, matches, annotations, span)
+            return s_tir.SBlockRealize(values, predicate, block, span=span)
+        except Exception as err:  # noqa: BLE001 - TVM's own checks of a block
+            raise self.source.error(node, f"invalid block: {_first_line(err)}", VerifyError) from None
+
+    def _iter_vars(self, stmt: ast.Assign, construct: str) -> list[tuple[Var, Expr, Any]]:
+        """``v = T.axis.<kind>(extent, binding[, min=...])`` or ``a, b = T.axis.remap("SR", [i, j])``."""
+        call = stmt.value
+        out = []
+        self.names.hidden = 1  # bindings are read outside the block: its own iterators are not visible
+        try:
+            if construct == "remap":
+                targets = stmt.targets[0].elts if isinstance(stmt.targets[0], ast.Tuple) else [stmt.targets[0]]
+                if len(call.args) != 2 or call.keywords or not isinstance(call.args[0], ast.Constant) \
+                        or not isinstance(call.args[0].value, str) or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+                    self.fail(call, "T.axis.remap(\"SR\", [i, j]) takes the kinds and the loop variables")
+                kinds, loops = call.args[0].value, call.args[1].elts
+                if not (len(kinds) == len(loops) == len(targets)) or set(kinds) - set(_REMAP_KINDS):
+                    self.fail(call, "T.axis.remap needs one kind (S or R) and one target per loop variable")
+                for kind, loop, target in zip(kinds, loops, targets):
+                    value = self.exprs.int_expr(loop, "a remapped loop variable")
+                    found = next(((lo, ext) for v, lo, ext in self.loops if v.same_as(value)), None)
+                    if found is None or not _is_zero(found[0]):
+                        self.fail(loop, "T.axis.remap takes the variables of enclosing loops that start at 0")
+                    out.append((target, value, tirx.const(0, dtype_of(found[1])), found[1], _REMAP_KINDS[kind]))
+            else:
+                if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                    self.fail(stmt, "T.axis.<kind>(...) is assigned to one name", ScriptSyntaxError)
+                from .args import bind_args
+
+                kind = call.func.attr
+                if kind not in _ITER_TYPE_OF:
+                    self.fail(call.func, f"T.axis.{kind} is not an iterator kind; use {', '.join('T.axis.' + k for k in _ITER_TYPE_OF)}")
+                a = bind_args(self.source, call, f"axis.{kind}", ["dom", "value"], ["min"])
+                extent = self.exprs.int_expr(a["dom"], "the iterator's extent")
+                value = self.exprs.int_expr(a["value"], "the iterator's binding")
+                lo = self.exprs.int_expr(a["min"], "the iterator's start") if "min" in a else tirx.const(0, dtype_of(extent))
+                out.append((stmt.targets[0], value, lo, extent, _ITER_TYPE_OF[kind]))
+        finally:
+            self.names.hidden = 0
+        result = []
+        for target, value, lo, extent, iter_type in out:
+            if not isinstance(target, ast.Name):
+                self.fail(target, "an iterator is bound to a plain name", ScriptSyntaxError)
+            if dtype_of(value) != dtype_of(extent) or dtype_of(lo) != dtype_of(extent):
+                self.fail(target, f"iterator '{target.id}': its binding is {dtype_of(value)} but its domain {dtype_of(extent)}")
+            var = tirx.Var(target.id, dtype_of(extent), self.source.span(target))
+            self._define(target.id, var, target)
+            iv = tirx.IterVar(tvm.ir.Range.from_min_extent(lo, extent), var, iter_type)
+            result.append((var, value, iv))
+        return result
+
+    def region(self, node: ast.AST) -> Any:
+        """``A[i, lo:hi]`` in ``T.reads``/``T.writes``: an index is an extent of 1; ``lo:lo + e``
+        has extent ``e`` as written, ``0:e`` extent ``e``, any other ``lo:hi`` extent ``hi - lo``."""
+        if not isinstance(node, ast.Subscript):
+            self.fail(node, "a region is a buffer with indices or slices, e.g. A[i, 0:n]", ScriptSyntaxError)
+        buffer = self.exprs.buffer_of(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != len(buffer.ty.shape):
+            self.fail(node, f"buffer '{buffer.name}' has {len(buffer.ty.shape)} dimensions but the region has {len(items)}")
+        ranges = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                if item.lower is None or item.upper is None or item.step is not None:
+                    self.fail(item, "a region slice is lo:hi, both given, without a step")
+                lo = self.exprs.int_expr(item.lower, "a region start")
+                upper = item.upper
+                if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) \
+                        and ast.dump(upper.left) == ast.dump(item.lower):
+                    extent = self.exprs.int_expr(upper.right, "a region extent")
+                elif _is_zero(lo):
+                    extent = self.exprs.int_expr(upper, "a region end")
+                else:
+                    extent = tirx.Sub(self.exprs.int_expr(upper, "a region end"), lo)
+            else:
+                lo = self.exprs.int_expr(item, "a region index")
+                extent = tirx.const(1, dtype_of(lo))
+            if dtype_of(lo) != dtype_of(extent):
+                self.fail(item, f"a region's start is {dtype_of(lo)} but its extent {dtype_of(extent)}")
+            ranges.append(tvm.ir.Range.from_min_extent(lo, extent))
+        return tirx.BufferRegion(buffer, ranges)
+
+    def _match(self, stmt: ast.Assign) -> Any:
+        call = stmt.value
+        source = next((kw.value for kw in call.keywords if kw.arg == "source"), None)
+        if source is None:
+            self.fail(call, "T.match_buffer(shape, dtype, source=A[region]) needs the region it views")
+        region = self.region(source)
+        var = self._alloc(stmt, "match_buffer")
+        try:
+            return s_tir.MatchBufferRegion(var, region)
+        except Exception as err:  # noqa: BLE001
+            raise self.source.error(stmt, f"invalid T.match_buffer: {_first_line(err)}", VerifyError) from None
+
+
+def _is_zero(e: Any) -> bool:
+    return isinstance(e, tirx.IntImm) and int(e.value) == 0
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return next((line for line in text if line.strip() and not line.startswith("Traceback")), type(err).__name__)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _is_call_stmt(stmt: ast.stmt, alias: str, name: str) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == name
+            and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == alias)
+
+
+def _construct(stmt: ast.stmt, alias: str) -> Optional[str]:
+    """Which block-prelude construct a statement is, if any."""
+    if isinstance(stmt, ast.Expr):
+        for name in _BLOCK_PRELUDE:
+            if _is_call_stmt(stmt, alias, name):
+                return name
+    if isinstance(stmt, ast.With) and len(stmt.items) == 1:
+        call = stmt.items[0].context_expr
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "init" \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == alias:
+            return "init"
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and func.value.attr == "axis" \
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == alias:
+            return "remap" if func.attr == "remap" else "axis"
     return None
 
 
-def _kw(call: ast.Call, name: str, pos: int) -> Optional[ast.AST]:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    return call.args[pos] if len(call.args) > pos else None
+def _block_name(node: ast.With, alias: str) -> Optional[str]:
+    """The name of ``with T.sblock("name"):`` (or the RFC's ``T.block``), else None."""
+    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        return None
+    call = node.items[0].context_expr
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("sblock", "block")
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == alias):
+        return None
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Constant) \
+            or not isinstance(call.args[0].value, str):
+        return None
+    return call.args[0].value
 
 
-_TVM_LOCATION = re.compile(r"-->\s*\S*?:(\d+):(\d+)")
+def _single_arg(reader: Stage2Reader, call: ast.Call, name: str) -> ast.AST:
+    if len(call.args) != 1 or call.keywords:
+        reader.fail(call, f"T.{name}() takes one argument")
+    return call.args[0]
 
 
-def parse_stage2(text: str, filename: str = "<script>") -> Stage2Function:
-    """Parse a stage-II script (as ``Stage2Function.script()`` prints it, or the RFC's).
+def _region_args(call: ast.Call) -> list[ast.AST]:
+    if len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return list(call.args[0].elts)
+    return list(call.args)
 
-    Every problem is a ``ScriptSyntaxError`` at the line and column it concerns: Python's
-    syntax errors, TVM's diagnostics (the rewritten text keeps every line where it was), and
-    a malformed sparse header, located at the header statement being read.
-    """
-    lines = text.splitlines()
-    at: list[ast.AST] = []  # the construct being read, for errors without a location of their own
 
-    def located(message: str, line: Optional[int], col: Optional[int]) -> ScriptSyntaxError:
-        source_line = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
-        return ScriptSyntaxError(message, filename, line, col, source_line)
-
+def _check_well_formed(prim: Any, source: Any, node: ast.AST) -> None:
+    """TVM's own well-formedness check of the function we built, as a located error."""
     try:
-        return _parse_stage2(text, filename, at)
-    except ScriptSyntaxError as err:
-        if err.line is not None or not at:
-            raise
-        raise located(err.message, at[-1].lineno, at[-1].col_offset + 1) from None
-    except SyntaxError as err:
-        raise located(err.msg, err.lineno, err.offset) from None
-    except tvm.error.DiagnosticError as err:
-        message = str(err).strip().splitlines()[0].removeprefix("error:").strip()
-        where = _TVM_LOCATION.search(str(err))
-        line, col = (int(where.group(1)), int(where.group(2))) if where else (None, None)
-        raise located(message, line, col) from None
-    except Exception as err:  # noqa: BLE001 - TVM and the header walk raise many kinds
-        node = at[-1] if at else None
-        raise located(
-            f"malformed stage-II script: {type(err).__name__}: {err}".splitlines()[0],
-            node.lineno if node is not None else None,
-            node.col_offset + 1 if node is not None else None,
-        ) from err
+        ok = s_tir.analysis.verify_well_formed(prim, assert_mode=True)
+    except Exception as err:  # noqa: BLE001 - TVM reports what is malformed
+        raise source.error(node, f"malformed stage-II function: {_first_line(err)}", VerifyError) from None
+    if not ok:
+        raise source.error(node, "malformed stage-II function", VerifyError)
 
 
-def _parse_stage2(text: str, filename: str, at: list[ast.AST]) -> Stage2Function:
-    tree = ast.parse(text, filename=filename)
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-    if fn is None:
-        raise ScriptSyntaxError("no function in the stage-II script", filename, 1, 1)
-    at.append(fn)
-    lines = text.splitlines()
-    src = lambda node: ast.get_source_segment(text, node)  # noqa: E731
-    axes_src: dict[str, tuple[str, ast.Call]] = {}
-    buffers_src: list[tuple[str, str, ast.Call]] = []
-    param = [a.arg for a in fn.args.args]
-    for stmt in fn.body:
-        at.append(stmt)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            name, call = stmt.targets[0].id, stmt.value
-            kind = _call_name(call)
-            if kind in _AXIS_CALLS:
-                _check_header_names(call, set(param) | set(axes_src), at)
-                axes_src[name] = (kind, call)
-                _blank(lines, stmt)
-            elif kind in _BUFFER_CALLS:
-                buffers_src.append((name, kind, call))
-                if kind == "alloc_sparse_buffer":
-                    _blank(lines, stmt)
-                else:
-                    dims = _dims_text(call, axes_src, src, 1)
-                    dtype = _kw(call, "dtype", 2)
-                    indent = " " * stmt.col_offset
-                    _blank(lines, stmt)
-                    lines[stmt.lineno - 1] = (
-                        f"{indent}{name} = T.match_buffer({src(call.args[0])}, ({dims},), {src(dtype)})"
-                    )
-        elif isinstance(stmt, ast.Expr) and _call_name(stmt.value) == "assume_buffer_domain":
-            _blank(lines, stmt)
-    for dec in fn.decorator_list:
-        lines[dec.lineno - 1] = lines[dec.lineno - 1][: max(dec.col_offset - 1, 0)] + "@T.prim_func(s_tir=True)"
-    at.append(fn)
-    body = "\n".join(lines)
-    body = re.sub(r"\bT\.block\(", "T.sblock(", body)
-    body = re.sub(r"\bT\.block_attr\(", "T.sblock_attr(", body)
-    prim = tvm.script.from_source(body, extra_vars={"T": tvmscript_tirx})
-    if isinstance(prim, tvm.IRModule):
-        prim = prim["main"]
-    return _rebuild(prim, fn, axes_src, buffers_src, src, at)
-
-
-def _check_header_names(call: ast.Call, known: set[str], at: list) -> None:
-    """Every name an axis definition uses is a parameter or an earlier axis."""
-    for arg in call.args:
-        for node in ast.walk(arg):
-            if isinstance(node, ast.Name) and node.id not in known:
-                at.append(node)
-                raise ScriptSyntaxError(f"unknown name '{node.id}' in the stage-II header")
-
-
-def _blank(lines: list[str], stmt: ast.stmt) -> None:
-    for k in range(stmt.lineno - 1, stmt.end_lineno):
-        lines[k] = ""
-
-
-def _pos_text(kind: str, call: ast.Call, src) -> str:
-    if kind == "dense_fixed":
-        return src(call.args[0])
-    sizes = call.args[1]
-    if kind == "sparse_fixed":
-        return src(sizes.elts[1])
-    return src(sizes.elts[0]) if isinstance(sizes, ast.Tuple) else src(sizes)
-
-
-def _dims_text(call: ast.Call, axes_src: dict, src, axes_pos: int) -> str:
-    axes_node = call.args[axes_pos]
-    dims = [f"{_pos_text(*axes_src[a.id], src)}" for a in axes_node.elts]
-    extra = _kw(call, "extra_storage", 99)
-    if extra is not None:
-        dims[-1] = f"{dims[-1]} + {src(extra)}"
-    return ", ".join(dims)
-
-
-class _Eval:
-    """Allow-list evaluator of header expressions: names, ints, tuples, + - * //.
-
-    ``at`` is the parser's location stack: the expression being read is pushed so an error is
-    reported at it.
-    """
-
-    def __init__(self, names: dict[str, Any], at: list):
-        self.names = names
-        self.at = at
-
-    def __call__(self, node: ast.AST) -> Any:
-        self.at.append(node)
-        value = self._eval(node)
-        self.at.pop()
-        return value
-
-    def _eval(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.Name):
-            if node.id not in self.names:
-                raise ScriptSyntaxError(f"unknown name '{node.id}' in the stage-II header")
-            return self.names[node.id]
-        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return tirx.const(node.value, "int32")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.Tuple):
-            return tuple(self(e) for e in node.elts)
-        if isinstance(node, ast.BinOp):
-            lhs, rhs = self(node.left), self(node.right)
-            if isinstance(node.op, ast.Add):
-                return lhs + rhs
-            if isinstance(node.op, ast.Sub):
-                return lhs - rhs
-            if isinstance(node.op, ast.Mult):
-                return lhs * rhs
-            if isinstance(node.op, ast.FloorDiv):
-                return tirx.floordiv(lhs, rhs)
-        raise ScriptSyntaxError(f"unsupported expression in the stage-II header: {ast.dump(node)}")
-
-
-def _rebuild(prim, fn: ast.FunctionDef, axes_src: dict, buffers_src: list, src, at: list) -> Stage2Function:
-    attrs = prim.attrs
-    for key, value in (attrs.items() if attrs is not None else []):
-        if not _is_literal(value):
-            raise ScriptSyntaxError(f"attribute '{key}' must be a literal (str, int, float, bool, list, dict)")
-    if attrs is None or "sparse_tir_level" not in attrs or int(attrs["sparse_tir_level"]) != 1:
-        raise ScriptSyntaxError('a stage-II script sets "sparse_tir_level": 1 in its T.func_attr')
-    param_names = [a.arg for a in fn.args.args]
-    names: dict[str, Any] = {}
-    handle_buffer: dict[str, Any] = {}
-    by_name = {p.name: p for p in prim.params}
-    for buf_name, kind, call in buffers_src:
-        if kind == "match_sparse_buffer":
-            handle_buffer[call.args[0].id] = by_name[buf_name]
-    for pname, p in zip(param_names, prim.params):
-        names[pname] = handle_buffer.get(pname, p)
-    ev = _Eval(names, at)
-    axes: list[Axis] = []
-    for name, (kind, call) in axes_src.items():
-        at.append(call)
-        idtype = _kw(call, "idtype", {"dense_fixed": 1, "dense_variable": 3, "sparse_fixed": 3, "sparse_variable": 3}[kind])
-        idtype = ev(idtype) if idtype is not None else "int32"
-        sorted_node = next((kw.value for kw in call.keywords if kw.arg == "sorted"), None)
-        is_sorted = bool(sorted_node.value) if sorted_node is not None else True
-        if kind == "dense_fixed":
-            axis = Axis(name, DENSE_FIXED.value, None, ev(call.args[0]), None, None, None, None, idtype, True, None)
-        else:
-            parent = names[call.args[0].id]
-            sizes = ev(call.args[1])
-            length, second = (sizes if isinstance(sizes, tuple) else (sizes, None))
-            if kind == "dense_variable":
-                axis = Axis(name, DENSE_VARIABLE.value, parent, length, second, None, ev(call.args[2]), None, idtype, True, None)
-            elif kind == "sparse_fixed":
-                axis = Axis(name, SPARSE_FIXED.value, parent, length, None, second, None, ev(call.args[2]), idtype, is_sorted, None)
-            else:
-                indptr, indices = ev(call.args[2])
-                axis = Axis(name, SPARSE_VARIABLE.value, parent, length, second, None, indptr, indices, idtype, is_sorted, None)
-        for array in (axis.indptr, axis.indices):
-            if array is not None and not any(array.same_as(b) for b in handle_buffer.values()):
-                raise ScriptSyntaxError(
-                    f"axis {name}: '{array.name}' is not matched to a buffer; stage II declares "
-                    "structure arrays with T.match_sparse_buffer"
-                )
-        names[name] = axis
-        axes.append(axis)
-    roles: dict[str, str] = {}
-    for axis in axes:
-        for var, role in ((axis.indptr, INDPTR), (axis.indices, INDICES)):
-            if var is not None:
-                roles.setdefault(var.name, role)
-    allocs = {b.name: b for b in _root_allocs(prim)}
-    buffers: list[Stage2Buffer] = []
-    for buf_name, kind, call in buffers_src:
-        at.append(call)
-        axes_of = [names[a.id] for a in call.args[0 if kind == "alloc_sparse_buffer" else 1].elts]
-        extra_node = _kw(call, "extra_storage", 99)
-        extra = ev(extra_node) if extra_node is not None else None
-        if kind == "alloc_sparse_buffer":
-            buffers.append(Stage2Buffer(allocs[buf_name], axes_of, "", extra, ALLOCATED, None))
-        else:
-            var = by_name[buf_name]
-            buffers.append(Stage2Buffer(var, axes_of, call.args[0].id, extra, roles.get(buf_name, VALUE), None))
-    return Stage2Function(prim, axes, buffers, param_names)
-
-
-def _is_literal(value: Any) -> bool:
-    if isinstance(value, (str, int, float, bool, tirx.IntImm, tirx.FloatImm)):
-        return True
-    if isinstance(value, tvm_ffi.Map) or isinstance(value, dict):
-        return all(_is_literal(k) and _is_literal(v) for k, v in value.items())
-    if isinstance(value, (tvm_ffi.Array, list, tuple)):
-        return all(_is_literal(v) for v in value)
+def is_stage2_text(text: str) -> bool:
+    """True when a script's functions are written at stage II (read from the parsed
+    ``T.func_attr``; a text that is not valid Python is not stage II)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for stmt in fn.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "func_attr" \
+                    and call.args and isinstance(call.args[0], ast.Dict):
+                for key, value in zip(call.args[0].keys, call.args[0].values):
+                    if isinstance(key, ast.Constant) and key.value == "sparse_tir_level" \
+                            and isinstance(value, ast.Constant) and value.value == 1:
+                        return True
     return False
 
 
-def _root_allocs(prim) -> list:
-    body = prim.body
-    block = getattr(body, "block", None)
-    return list(block.alloc_buffers) if block is not None else []
+__all__ = ["Stage2Reader", "is_stage2_text"]

@@ -419,7 +419,7 @@ from sparsetir.script import tir as T
 @T.prim_func
 def f(m: T.int32) -> None:
     T.func_attr({"sparse_tir_level": 3})
-""", "a stage-I function has sparse_tir_level 2, not 3", 3, 1),
+""", '"sparse_tir_level" is 2 (stage I) or 1 (stage II)', 4, 38),
 ]
 
 

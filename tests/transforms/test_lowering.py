@@ -102,12 +102,12 @@ def test_csr_spmm_stage2_shape():
     _, f2, _ = _lowered("csr_spmm")
     text = f2.script()
     for line in [
-        "def csr_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle, m: T.int32, n: T.int32, feat_size: T.int32, nnz: T.int32):",
-        'J = T.sparse_variable(I, (n, nnz), (indptr, indices), idtype="int32", sorted=True)',
-        'J_dense = T.dense_variable(I, (n, nnz), indptr, idtype="int32")',
-        'A = T.match_sparse_buffer(a, [I, J], dtype="float32")',
-        'J_indptr = T.match_sparse_buffer(indptr, [I], dtype="int32", extra_storage=1)',
-        'J_indices = T.match_sparse_buffer(indices, [I, J_dense], dtype="int32")',
+        "def csr_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle, m: T.int32, n: T.int32, feat_size: T.int32, nnz: T.int32) -> None:",
+        'J = T.sparse_variable(I, (n, nnz), (indptr, indices))',
+        'J_dense = T.dense_variable(I, (n, nnz), indptr)',
+        'A = T.match_sparse_buffer(a, (I, J), "float32")',
+        'J_indptr = T.match_sparse_buffer(indptr, (I,), "int32", extra_storage=1)',
+        'J_indices = T.match_sparse_buffer(indices, (I, J_dense), "int32")',
         "for i in range(m):",
         'with T.sblock("csr_spmm0"):',
         "for j, k in T.grid(J_indptr[vi + 1] - J_indptr[vi], feat_size):",
@@ -123,15 +123,15 @@ def test_bsrmm_stage2_matches_rfc():
     _, f2, _ = _lowered("rfc_bsrmm")
     body = [line.strip() for line in f2.script().splitlines()]
     expected = [
-        'I = T.dense_fixed(nb, idtype="int32")',
-        'J = T.sparse_variable(I, (mb, nnzb), (indptr, indices), idtype="int32", sorted=True)',
-        'J_dense = T.dense_variable(I, (mb, nnzb), indptr, idtype="int32")',
-        'J_detach = T.dense_fixed(mb, idtype="int32")',
-        'A = T.match_sparse_buffer(a, [I, J, BI, BJ], dtype="float32")',
-        'B = T.match_sparse_buffer(b, [J_detach, BJ, F], dtype="float32")',
-        'C = T.match_sparse_buffer(c, [I, BI, F], dtype="float32")',
-        'J_indptr = T.match_sparse_buffer(indptr, [I], dtype="int32", extra_storage=1)',
-        'J_indices = T.match_sparse_buffer(indices, [I, J_dense], dtype="int32")',
+        'I = T.dense_fixed(nb)',
+        'J = T.sparse_variable(I, (mb, nnzb), (indptr, indices))',
+        'J_dense = T.dense_variable(I, (mb, nnzb), indptr)',
+        'J_detach = T.dense_fixed(mb)',
+        'A = T.match_sparse_buffer(a, (I, J, BI, BJ), "float32")',
+        'B = T.match_sparse_buffer(b, (J_detach, BJ, F), "float32")',
+        'C = T.match_sparse_buffer(c, (I, BI, F), "float32")',
+        'J_indptr = T.match_sparse_buffer(indptr, (I,), "int32", extra_storage=1)',
+        'J_indices = T.match_sparse_buffer(indices, (I, J_dense), "int32")',
         "for i, bi, bj, f in T.grid(nb, blk, blk, feat_size):",
         'with T.sblock("bsrmm0"):',
         'vi, vbi, vbj, vf = T.axis.remap("SSRS", [i, bi, bj, f])',
@@ -139,7 +139,7 @@ def test_bsrmm_stage2_matches_rfc():
         "T.writes(C[vi, vbi, vf])",
         'T.sblock_attr({"sparse": True})',
         "with T.init():",
-        "C[vi, vbi, vf] = T.float32(0.0)",
+        "C[vi, vbi, vf] = T.float32(0)",
         "for j in range(J_indptr[vi + 1] - J_indptr[vi]):",
         'with T.sblock("bsrmm1"):',
         "vj = T.axis.reduce(mb, j)",
@@ -171,7 +171,7 @@ def test_unstored_coordinate_lookup_is_visible_in_stage2():
     text = f2.script()
     assert 'T.sblock("csr_spmm_detached0_J_search0")' in text
     assert "while lohi[0] < lohi[1]:" in text
-    assert "T.if_then_else(csr_spmm_detached0_J_pos0[vi, vj] >= 0, A[vi, csr_spmm_detached0_J_pos0[vi, vj]], T.float32(0.0))" in text
+    assert "T.if_then_else(csr_spmm_detached0_J_pos0[vi, vj] >= 0, A[vi, csr_spmm_detached0_J_pos0[vi, vj]], T.float32(0))" in text
 
 
 def test_write_to_unstored_coordinate_is_dropped():
