@@ -9,7 +9,6 @@ is split with ``disable_predication=True`` (predicated splits scalarize vector c
 
 from __future__ import annotations
 
-from typing import Optional
 
 from .._tvm import Schedule
 
@@ -18,7 +17,6 @@ __all__ = [
     "schedule_ell_spmm",
     "schedule_rows_parallel",
     "schedule_sddmm",
-    "schedule_sddmm_cpu",
     "schedule_spmm",
     "schedule_spmm_cpu",
     "spmm_register_tile",
@@ -89,46 +87,6 @@ def schedule_spmm_cpu(sch: Schedule, block0: str, block1: str, feat: int,
     if parallel:
         sch.parallel(sch.get_loops(block0)[0])
     sch.decompose_reduction(block1, reductions[0])
-
-
-def schedule_sddmm_cpu(sch: Schedule, block1: str, feat: int, vector_width: int = 8,
-                       block0: Optional[str] = None, parallel_chunks: int = 16, scope: str = "local") -> None:
-    """Lane-parallel dot products for SDDMM (CSR nested form, or the COO form of sparse_fuse).
-
-    Before (CSR; with ``block0`` given)::
-
-        for [t:] i:                       block0 (vi)
-            for j in range(indptr[vi+1]-indptr[vi]):
-                for k in range(feat):     block1 (vj spatial, vk reduce)
-                    O[vi, vj] += A[vi, vj] * X[vi, vk] * Y[J_indices[vi, vj], vk]
-
-    or (COO, ``block0=None``): ``for p in range(nnz): for k: O[p] += A[p]*X[rows[p],k]*Y[cols[p],k]``.
-
-    After::
-
-        for [t|i|po] parallel:
-            for j (or p):
-                rf[V] = 0
-                for ko in range(feat // V): rf[0:V] += A * X[.., ko*V:+V] * Y[.., ko*V:+V]   (vector FMA)
-                O[..] = 0; for l in unroll(V): O[..] += rf[l]                              (lane sum)
-
-    The COO form's nnz loop is split into ``parallel_chunks`` equal chunks (perfect nnz balance).
-    """
-    j, k = sch.get_loops(block1)[-2:]
-    _, ki = sch.split(k, [None, vector_width], disable_predication=True)
-    rf = sch.rfactor(ki, 0)
-    if scope != "global":
-        sch.set_scope(rf, 0, scope)
-    sch.reverse_compute_at(block1, sch.get_loops(rf)[-3])
-    sch.vectorize(sch.get_loops(rf)[-1])
-    if block0 is not None:
-        sch.parallel(sch.get_loops(block0)[0])
-    else:
-        po, _ = sch.split(sch.get_loops(rf)[0], [parallel_chunks, None])
-        sch.parallel(po)
-    sch.unroll(sch.get_loops(block1)[-1])
-    sch.decompose_reduction(rf, sch.get_loops(rf)[-2])
-    sch.decompose_reduction(block1, sch.get_loops(block1)[-1])
 
 
 def vector_width_for(feat: int, lanes: int) -> int:
