@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional
 from .._tvm import Object, Span, Var, field, py_class
 from .axis import Axis
 from .buffer import SparseBuffer
+from .text import form
 
 STAGE_I_LEVEL = 2
 
@@ -29,15 +30,11 @@ class SparseFunction(Object):
 
     def script(self) -> str:
         """The function as a SparseTIR script that parses back to an equal function."""
-        from ..script.printer import print_function
-
-        return print_function(self)
+        return form("print_stage1")(self)
 
     def specialize(self, bindings: Mapping[Any, Any]) -> "SparseFunction":
         """Bind scalar parameters (given as Var or name) to constants; they leave the signature."""
-        from ..script.parser import specialize
-
-        return specialize(self, bindings)
+        return form("specialize")(self, bindings)
 
     def param(self, name: str) -> Var:
         """The parameter called ``name``."""

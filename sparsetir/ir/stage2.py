@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from .._tvm import Expr, Object, Span, Var, field, py_class, tirx
 from .axis import Axis
+from .text import form
 
 STAGE_II_LEVEL = 1
 AXES_ATTR = "sparsetir.axes"
@@ -118,10 +119,8 @@ class Stage2Function(Object):
         raise KeyError(f"{self.name} has no axis {name!r}")
 
     def script(self) -> str:
-        """The RFC-style stage-II script: sparse header, then TVM's printing of the body."""
-        from ..script.stage2_printer import print_stage2
-
-        return print_stage2(self)
+        """The stage-II script; ``sparsetir.parse`` reads it back to an equal function."""
+        return form("print_stage2")(self)
 
     def _structural_key(self) -> "Stage2Function":
         return self
