@@ -10,6 +10,7 @@ from . import _tvm  # noqa: F401  (sets the TVM thread count before TVM starts i
 from . import data
 from .errors import (
     ArgumentError,
+    InternalError,
     LoweringError,
     ScheduleError,
     ScriptError,
@@ -32,6 +33,7 @@ from .schedule import Schedule, replay
 
 __all__ = [
     "ArgumentError",
+    "InternalError",
     "LoweringError",
     "Schedule",
     "ScheduleError",

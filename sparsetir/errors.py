@@ -71,3 +71,8 @@ class ScheduleError(SparseTIRError):
 
 class ArgumentError(SparseTIRError, ValueError):
     """A kernel was called with arguments that do not describe a valid input."""
+
+
+class InternalError(SparseTIRError):
+    """sparsetir failed where it should have accepted the input or refused it with a clear
+    error: a bug in sparsetir. The original error is chained as the cause; please report it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from ..errors import ScriptError
+from ..errors import InternalError, ScriptError, SparseTIRError
 from ..ir.function import SparseFunction
 from .parser import parse_module
 from .source import Source
@@ -19,10 +19,17 @@ def parse(
     A function whose ``T.func_attr`` says ``"sparse_tir_level": 1`` is read as stage II and gives
     a ``Stage2Function``; the others are stage-I ``SparseFunction``s.
     """
+    if not isinstance(text, str):
+        raise ScriptError(f"a script is text (str), got {type(text).__name__}", str(filename))
     try:
         functions = parse_module(Source(text, filename), captures)
     except ScriptError as err:
         raise err.with_traceback(None) from err.__cause__
+    except SparseTIRError:
+        raise
+    except Exception as err:  # a bug: no input may make the parser fail any other way
+        raise InternalError(f"{filename}: reading the script failed inside sparsetir "
+                            f"({type(err).__name__}: {err}); please report this script") from err
     if len(functions) == 1:
         return next(iter(functions.values()))
     return functions
