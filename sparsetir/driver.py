@@ -1,8 +1,8 @@
 """``sparsetir.build``: from any stage to a callable kernel.
 
-A stage-I ``SparseFunction`` is lowered to stage II, a stage-II function (plain or scheduled) to
-stage III, and the stage-III ``PrimFunc`` is compiled by TVM (``runtime.build_stage3``). The
-sparse axes known at stage I/II become the structure checks the kernel runs on its arguments.
+What is left of the lowering pipeline (``transforms/pipeline.py``) runs, and the stage-III
+``PrimFunc`` is compiled by TVM (``runtime.build_stage3``). The sparse axes known at stage II
+become the structure checks the kernel runs on its arguments.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
 from .runtime.kernel import Kernel
 from .runtime.target import TargetLike
-from .transforms.lower_sparse_buffer import lower_sparse_buffer
-from .transforms.lower_sparse_iter import lower_sparse_iter
+from .transforms import pipeline
 
 
 def build(
@@ -40,17 +39,15 @@ def build(
     instant. Shapes and nnz stay symbolic, so one kernel serves every matrix.
     """
     func = _unwrap(func)
-    checks: Optional[list[Constraint]] = None
-    if isinstance(func, SparseFunction):
-        func = lower_sparse_iter(func)
-    if isinstance(func, Stage2Function):
-        checks = constraints_of(func)
-        func = lower_sparse_buffer(func)
-    if not isinstance(func, tirx.PrimFunc):
+    if not isinstance(func, (SparseFunction, Stage2Function, tirx.PrimFunc)):
         raise TypeError(
             "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
             f"tvm.tirx.PrimFunc, got {type(func).__name__}"
         )
+    checks: Optional[list[Constraint]] = constraints_of(func) if isinstance(func, Stage2Function) else None
+    for _, func in pipeline.steps(func):
+        if checks is None and isinstance(func, Stage2Function):
+            checks = constraints_of(func)  # the first stage-II program: the sparse axes as written
     if constraints is not None:
         checks = list(constraints)
     return build_stage3(func, checks or [], target=target, name=name, cache=cache)

@@ -14,10 +14,9 @@ from typing import Any, Optional
 
 from .driver import build
 from .errors import SparseTIRError, ScriptError
-from .ir.function import SparseFunction
 from .script import parse_file
 from .trace.spans import annotate
-from .transforms import lower_sparse_buffer, lower_sparse_iter
+from .transforms import pipeline
 
 STAGES = ("1", "2", "3", "code")
 
@@ -45,16 +44,12 @@ def render(func: Any, stage: str, home: Optional[str] = None) -> str:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     if stage == "code":
         return _ending(build(func).source())
-    if isinstance(func, SparseFunction):
-        if stage == "1":
-            return _ending(func.script())
-        func = lower_sparse_iter(func)
-    elif stage == "1":
-        raise SparseTIRError(f"{func.name} is a stage-II script; there is no stage I to show")
-    if stage == "2":
-        return _ending(annotate(func.script(), func, home))
-    stage3 = lower_sparse_buffer(func)
-    return _ending(annotate(stage3.script(), stage3, home))
+    if stage == "1":
+        if pipeline.stage_of(func) != 1:
+            raise SparseTIRError(f"{func.name} is a stage-II script; there is no stage I to show")
+        return _ending(func.script())
+    lowered = pipeline.lower(func, until=int(stage))
+    return _ending(annotate(lowered.script(), lowered, home))
 
 
 def _functions(path: str, name: Optional[str]) -> list[Any]:

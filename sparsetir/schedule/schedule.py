@@ -7,6 +7,9 @@
   with the sparse guards of ``guards.py``.
 - ``lower_sparse_buffer()`` moves to **stage III** (a plain ``PrimFunc``): the same primitives.
 
+Both moves run the lowering pipeline (``transforms/pipeline.py``): the first up to stage II as
+LowerSparseIter writes it, the second the rest.
+
 Every step is checked (stage-I verifier; stage II/III: ``checks.py``) and refused with
 ``ScheduleError``, the schedule rolled back, when the check fails. Every step is recorded in
 ``history`` with JSON-able arguments and the program's script after it; ``replay`` applies a
@@ -22,9 +25,8 @@ from .._tvm import Schedule as TVMSchedule, tirx
 from ..errors import ScheduleError
 from ..ir.axis import FusedAxis
 from ..ir.function import SparseFunction
-from ..ir.stage2 import AXES_ATTR, Stage2Function
-from ..transforms.lower_sparse_buffer import lower_sparse_buffer
-from ..transforms.lower_sparse_iter import lower_sparse_iter
+from ..ir.stage2 import Stage2Function
+from ..transforms import pipeline
 from ..transforms.partition import partition_rows
 from .checks import check_stage2, check_stage3
 from .guards import check_after, check_before
@@ -105,7 +107,7 @@ class Schedule:
     def lower_sparse_iter(self) -> None:
         """Move to stage II: lower the sparse iterations to loops and blocks in position space."""
         self._require_stage(1, "lower_sparse_iter")
-        tvm_sch = _tvm_schedule(lower_sparse_iter(self._func).func)
+        tvm_sch = _tvm_schedule(pipeline.lower(self._func, until=pipeline.STAGE_II).func)
         script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]))
         self._stage, self._func, self._tvm = 2, None, tvm_sch
         self._record("lower_sparse_iter", {}, script)
@@ -114,7 +116,7 @@ class Schedule:
         """Move to stage III: flatten the sparse buffers into the arrays the caller passes."""
         self._require_stage(2, "lower_sparse_buffer")
         stage2 = Stage2Function.from_func(copy.deepcopy(self._tvm.mod["main"]))
-        tvm_sch = _tvm_schedule(lower_sparse_buffer(stage2))
+        tvm_sch = _tvm_schedule(pipeline.lower(stage2))
         script = check_stage3(tvm_sch.mod["main"])
         self._stage, self._tvm = 3, tvm_sch
         self._record("lower_sparse_buffer", {}, script)
@@ -246,16 +248,15 @@ def replay(func: Any, history: History) -> Any:
 
 def _start(func: Any) -> tuple[int, Optional[SparseFunction], Optional[TVMSchedule]]:
     """(stage, stage-I function, TVM schedule) for a function at any stage."""
-    if isinstance(func, SparseFunction):
+    try:
+        stage = pipeline.stage_of(func)
+    except TypeError:
+        raise ScheduleError(
+            f"Schedule takes a SparseFunction, a Stage2Function or a tvm.tirx.PrimFunc, got {type(func).__name__}"
+        ) from None
+    if stage == 1:
         return 1, func, None
-    if isinstance(func, Stage2Function):
-        return 2, None, _tvm_schedule(func.func)
-    if isinstance(func, tirx.PrimFunc):
-        stage = 2 if func.attrs is not None and AXES_ATTR in func.attrs else 3
-        return stage, None, _tvm_schedule(func)
-    raise ScheduleError(
-        f"Schedule takes a SparseFunction, a Stage2Function or a tvm.tirx.PrimFunc, got {type(func).__name__}"
-    )
+    return stage, None, _tvm_schedule(func.func if isinstance(func, Stage2Function) else func)
 
 
 def _tvm_schedule(func: tirx.PrimFunc) -> TVMSchedule:

@@ -1,4 +1,4 @@
-"""LowerSparseBuffer: stage II (position space) → stage III (plain TVM TensorIR).
+"""FlattenSparseBuffers, the last pass of LowerSparseBuffer: stage II (position space) → stage III.
 
 Each stage-II buffer becomes the parameter the caller passes (seed 002: parameters describe
 exactly the arrays given), named by its stage-I handle:
@@ -23,20 +23,17 @@ from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, Stage2Buffer, Stage2Function
-from .auto_decompose_reduction import auto_decompose_reduction
-from .bound_cache_extents import bound_cache_extents
-from .lower_sparse_iter import pos_extent
 
 Range = tvm.ir.Range
 STAGE_III_LEVEL = 0
 
 
-def lower_sparse_buffer(f2: Stage2Function) -> tirx.PrimFunc:
-    """Lower a stage-II function to a plain TVM ``s_tir`` PrimFunc over the caller's arrays."""
-    if isinstance(f2, tirx.PrimFunc):
-        f2 = Stage2Function.from_func(f2)
-    f2 = auto_decompose_reduction(f2)
-    f2 = bound_cache_extents(f2)
+def flatten_sparse_buffers(f2: Stage2Function) -> tirx.PrimFunc:
+    """A plain TVM ``s_tir`` PrimFunc over the caller's arrays, from a prepared stage-II function.
+
+    "Prepared": ``auto_decompose_reduction`` and ``bound_cache_extents`` have run (the pipeline
+    runs them just before this pass).
+    """
     return _Flatten(f2).run()
 
 
@@ -68,8 +65,8 @@ class _Flatten:
             nnz = axes[last].nnz
             if nnz is None:
                 raise LoweringError(f"axis '{axes[last].name}' declares no nnz, but its positions are stored")
-            return _product([nnz] + [pos_extent(a) for a in axes[last + 1 :]])
-        return _product([pos_extent(a) for a in axes])
+            return _product([nnz] + [a.positions for a in axes[last + 1 :]])
+        return _product([a.positions for a in axes])
 
     def _shape(self, meta: Stage2Buffer) -> list[Any]:
         axes = list(meta.axes)
@@ -83,8 +80,8 @@ class _Flatten:
             if nnz is None:
                 raise LoweringError(f"buffer '{meta.name}': axis '{axes[last].name}' declares no nnz")
             head = nnz + extra if extra is not None else nnz
-            return [head] + [pos_extent(a) for a in axes[last + 1 :]]
-        dims = [pos_extent(a) for a in axes]
+            return [head] + [a.positions for a in axes[last + 1 :]]
+        dims = [a.positions for a in axes]
         if extra is not None:
             dims[0] = dims[0] + extra
         return dims
@@ -92,9 +89,6 @@ class _Flatten:
     def run(self) -> tirx.PrimFunc:
         f2 = self.f2
         prim = f2.prim
-        by_var = {}
-        for meta in f2.buffers:
-            by_var[meta.buffer] = meta
         params = []
         for p, name in zip(prim.params, f2.param_names):
             meta = self._meta_of(p)
@@ -148,7 +142,7 @@ class _Flatten:
             elif axis.is_variable:
                 flat = tirx.BufferLoad(self._indptr3(axis), [flat]) + p
             else:
-                flat = flat * pos_extent(axis) + p
+                flat = flat * axis.positions + p
         # Canonical form, so that TVMScript prints and parses the index back to the same tree.
         return self.analyzer.simplify(flat)
 

@@ -1,33 +1,109 @@
-"""The lowering pipeline in one place: stage I → II → III, pass by pass.
+"""The lowering pipeline: the one place the order of the passes is written.
 
-``lower_sparse_buffer`` itself runs ``auto_decompose_reduction`` and ``bound_cache_extents``
-first (the stage-II function may have been scheduled in between), so each entry below is a
-complete, independently usable pass.
+A program moves from stage I (sparse iterations, ``SparseFunction``) to stage II (loops and
+blocks over position-space buffers, ``Stage2Function``) to stage III (a plain TVM
+``tvm.tirx.PrimFunc`` over the caller's arrays)::
+
+    lower_sparse_iter          I  → II
+    auto_decompose_reduction   II → II   (inits under data-dependent loops hoisted)
+    bound_cache_extents        II → II   (data-dependent allocation extents bounded)
+    flatten_sparse_buffers     II → III
+
+Every caller runs this list: ``sparsetir.build``, ``sparsetir show``, ``sparsetir.Schedule``
+(its ``lower_sparse_iter`` and ``lower_sparse_buffer`` steps) and ``sparsetir.lower_sparse_buffer``.
+A program enters at the first pass that reads its stage; ``until`` stops early, and ``steps``
+yields the program after every pass (what an explorer shows).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional, Union
 
+from .._tvm import tirx
 from ..ir.function import SparseFunction
-from ..ir.stage2 import Stage2Function
+from ..ir.stage2 import AXES_ATTR, Stage2Function
 from .auto_decompose_reduction import auto_decompose_reduction
 from .bound_cache_extents import bound_cache_extents
-from .lower_sparse_buffer import lower_sparse_buffer
+from .flatten_sparse_buffers import flatten_sparse_buffers
 from .lower_sparse_iter import lower_sparse_iter
 
-#: stage I → stage II
-STAGE_I_TO_II: list[Callable[[Any], Any]] = [lower_sparse_iter]
-#: stage II → stage III (the last pass also re-runs the first two; they are no-ops then)
-STAGE_II_TO_III: list[Callable[[Any], Any]] = [auto_decompose_reduction, bound_cache_extents, lower_sparse_buffer]
+
+@dataclass(frozen=True)
+class Pass:
+    """One lowering pass: a function from a program at stage ``reads`` to one at stage ``writes``."""
+
+    name: str
+    reads: int
+    writes: int
+    run: Callable[[Any], Any]
 
 
-def lower(func: Any) -> Any:
-    """Lower a stage-I or stage-II function to a stage-III ``tvm.tirx.PrimFunc``."""
+PASSES: tuple[Pass, ...] = (
+    Pass("lower_sparse_iter", 1, 2, lower_sparse_iter),
+    Pass("auto_decompose_reduction", 2, 2, auto_decompose_reduction),
+    Pass("bound_cache_extents", 2, 2, bound_cache_extents),
+    Pass("flatten_sparse_buffers", 2, 3, flatten_sparse_buffers),
+)
+
+#: ``until`` value for "stage II as LowerSparseIter writes it" (where stage-II schedules start)
+STAGE_II = "lower_sparse_iter"
+#: ``until`` value for "stage III" (the whole pipeline)
+STAGE_III = PASSES[-1].name
+
+Until = Union[str, int, None]
+
+
+def stage_of(func: Any) -> int:
+    """1, 2 or 3: the stage of a program (a stage-II ``PrimFunc`` carries the sparse metadata)."""
     if isinstance(func, SparseFunction):
-        for p in STAGE_I_TO_II:
-            func = p(func)
+        return 1
     if isinstance(func, Stage2Function):
-        for p in STAGE_II_TO_III:
-            func = p(func)
+        return 2
+    if isinstance(func, tirx.PrimFunc):
+        return 2 if func.attrs is not None and AXES_ATTR in func.attrs else 3
+    raise TypeError(
+        f"expected a SparseFunction, a Stage2Function or a tvm.tirx.PrimFunc, got {type(func).__name__}"
+    )
+
+
+def steps(func: Any, until: Until = None) -> Iterator[tuple[str, Any]]:
+    """``(pass name, program after it)`` for every pass from ``func``'s stage to ``until``.
+
+    ``until`` is a pass name (stop after it), a stage number (stop at the first program of that
+    stage: ``2`` is stage II as LowerSparseIter writes it, ``3`` is stage III) or ``None`` (run
+    to the end). A program already at the requested point yields nothing.
+    """
+    stage = stage_of(func)
+    if stage == 2 and not isinstance(func, Stage2Function):
+        func = Stage2Function.from_func(func)
+    last = _last_index(until)
+    for index, p in enumerate(PASSES[: last + 1]):
+        if p.reads < stage:
+            continue
+        func = p.run(func)
+        stage = p.writes
+        yield p.name, func
+
+
+def lower(func: Any, until: Until = None) -> Any:
+    """The program ``func`` (stage I, II or III) after the pipeline's passes up to ``until``."""
+    for _, func in steps(func, until):
+        pass
+    if stage_of(func) == 2 and not isinstance(func, Stage2Function):
+        func = Stage2Function.from_func(func)
     return func
+
+
+def _last_index(until: Until) -> int:
+    if until is None:
+        return len(PASSES) - 1
+    if isinstance(until, int) and not isinstance(until, bool):
+        for index, p in enumerate(PASSES):
+            if p.writes == until:
+                return index
+        raise ValueError(f"no pass of the pipeline writes stage {until}")
+    for index, p in enumerate(PASSES):
+        if p.name == until:
+            return index
+    raise ValueError(f"no pass named {until!r}; the pipeline is {', '.join(p.name for p in PASSES)}")
