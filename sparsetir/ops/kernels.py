@@ -2,7 +2,8 @@
 
 Every kernel goes the normal way: a stage-I script (``scripts.py``) is lowered to stage II,
 its row loop is split into nnz-balanced chunks (``partition_rows``), the stage-II function is
-scheduled with TVM's ``s_tir.Schedule`` (``sparsetir/schedule/cpu_recipes.py``), and
+scheduled through ``sparsetir.Schedule`` (the recipes of ``sparsetir/schedule/cpu_recipes.py``;
+every step passes the same sparse guards and checks as a user's, and is recorded), and
 ``sparsetir.build`` compiles it. A ``KernelLibrary`` keeps the resulting ``Kernel`` per
 configuration (operation, dtype, constant widths), so a configuration is scheduled and
 compiled on its first use only; the compiled code itself also lives in the build cache.
@@ -10,12 +11,10 @@ compiled on its first use only; the compiled code itself also lives in the build
 
 from __future__ import annotations
 
-import copy
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-from .._tvm import Schedule
 from ..driver import build, constraints_of
 from ..ir.function import SparseFunction
 from ..ir.stage2 import Stage2Function
@@ -23,6 +22,7 @@ from ..runtime.cache import KernelCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule import cpu_recipes as recipes
+from ..schedule.schedule import Schedule
 from ..transforms.lower_sparse_buffer import lower_sparse_buffer
 from ..transforms.lower_sparse_iter import lower_sparse_iter
 from ..transforms.partition import partition_rows
@@ -52,9 +52,11 @@ def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: boo
 
 
 def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2Function:
-    sch = Schedule(copy.deepcopy(f2.func))
+    """``f2`` scheduled by ``apply`` through ``sparsetir.Schedule``: the recipes call TVM's
+    primitives by name on it, and each step is guarded, checked and recorded as a user's is."""
+    sch = Schedule(f2)
     apply(sch)
-    return Stage2Function.from_func(sch.mod["main"])
+    return sch.func
 
 
 #: LLVM may reassociate floating-point sums (and ignore the sign of zero) in kernels built with
