@@ -412,6 +412,11 @@ class Stage2Reader:
         lo, extent = self._loop_range(call, kind)
         if "step" in kwargs:
             kwargs["step"] = self.exprs.int_expr(kwargs["step"], "the loop step")
+            if not (isinstance(kwargs["step"], tirx.IntImm) and int(kwargs["step"].value) > 0):
+                self.fail(call, "a loop step is a positive integer constant")
+        if kind in (tirx.ForKind.VECTORIZED, tirx.ForKind.UNROLLED) and not isinstance(extent, tirx.IntImm):
+            what = "a vectorized" if kind == tirx.ForKind.VECTORIZED else "an unrolled"
+            self.fail(call.args[0], f"{what} loop needs a constant extent")
         if not isinstance(node.target, ast.Name):
             self.fail(node.target, "a loop binds one name (several with T.grid)", ScriptSyntaxError)
         var = tirx.Var(node.target.id, dtype_of(extent), self.source.span(node.target))

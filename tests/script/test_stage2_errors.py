@@ -69,6 +69,10 @@ CASES = [
      "only buffer stores (A[i] = value) assign", "x = 1"),
     ("import-in-body", "for i in range(m):", "import os\n    for i in range(m):", "'Import' statements are not supported",
      "import os"),
+    ("vectorized-symbolic", "for i in range(m):", "for i in T.vectorized(m):",
+     "a vectorized loop needs a constant extent", "m):"),
+    ("step-zero", "for i in range(m):", "for i in T.serial(m, step=0):", "a loop step is a positive integer constant",
+     "T.serial"),
     ("region-step", "A[vi, 0:n]", "A[vi, 0:n:2]", "a region slice is lo:hi, both given, without a step", "0:n:2"),
 ]
 
