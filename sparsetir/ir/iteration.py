@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._tvm import Object, Span, Var, field, py_class
+from .._tvm import Object, Span, Var, field, py_class, tirx
 from .axis import Axis, iter_axes
 
 SPATIAL = "S"
 REDUCE = "R"
+#: TVM's ``IterVar.iter_type`` of a block iterator of each kind (``DataPar`` = 0, ``CommReduce`` = 2)
+ITER_TYPE = {SPATIAL: int(tirx.IterVar.DataPar), REDUCE: int(tirx.IterVar.CommReduce)}
 
 
 @py_class("sparsetir.SparseIteration", frozen=True)

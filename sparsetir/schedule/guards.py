@@ -28,12 +28,9 @@ from typing import Any, Optional
 from .._tvm import Schedule, SBlockRV, s_tir, structural_walk
 from ..errors import ScheduleError
 from ..ir.analysis import reads_data, uses_var
+from ..ir.iteration import ITER_TYPE, REDUCE, SPATIAL
 from ..ir.stage2 import ALLOCATED, Stage2Function
 from .tvm_primitives import CACHES
-
-# tirx.IterVar kinds
-_SPATIAL = 0
-_REDUCE = 2
 
 
 def check_before(sch: Schedule, name: str, arguments: dict[str, Any]) -> None:
@@ -91,8 +88,8 @@ def _refuse_fused_row_reduction(sch: Schedule, loops: list[Any]) -> None:
         def drives(loop: Any, kind: int) -> bool:
             return any(int(iv.iter_type) == kind and uses_var(value, loop.loop_var) for iv, value in bound)
 
-        row = next((r for r in rows if drives(r, _REDUCE)), None)
-        spatial = next((n for n in nodes if not reads_data(n.extent) and drives(n, _SPATIAL)), None)
+        row = next((r for r in rows if drives(r, ITER_TYPE[REDUCE])), None)
+        spatial = next((n for n in nodes if not reads_data(n.extent) and drives(n, ITER_TYPE[SPATIAL])), None)
         if row is not None and spatial is not None:
             raise ScheduleError(
                 f"fusing the row loop '{row.loop_var.name}' with the spatial loop '{spatial.loop_var.name}' is "

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._tvm import Schedule, Var, s_tir, tirx
 from ..ir.analysis import reads_data, uses_var
+from ..ir.iteration import ITER_TYPE, REDUCE
 from ..ir.stage2 import Stage2Function
 
 
@@ -22,7 +23,7 @@ def _targets(stmt: Any, loops: list, out: list) -> None:
         block = stmt.block
         if block.init is not None:
             reduce_values = [
-                value for iv, value in zip(block.iter_vars, stmt.iter_values) if int(iv.iter_type) == 2
+                value for iv, value in zip(block.iter_vars, stmt.iter_values) if int(iv.iter_type) == ITER_TYPE[REDUCE]
             ]
             reduce_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for v in reduce_values)]
             if any(reads_data(lp.extent) for lp in reduce_loops):
