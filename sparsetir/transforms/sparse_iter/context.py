@@ -1,0 +1,73 @@
+"""Names and the explicit state of one LowerSparseIter run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from ..._tvm import Span, Var, structural_map, tirx
+from ...ir.function import SparseFunction
+from .header import Header
+
+
+class Names:
+    """Unique names in one namespace: ``name``, or ``name_1``, ``name_2``... when taken."""
+
+    def __init__(self, taken: Iterable[str] = ()):
+        self.taken: set[str] = set(taken)
+
+    def fresh(self, name: str) -> str:
+        """``name``, or the first ``name_<k>`` not taken yet; it is taken from now on."""
+        base, k = name, 0
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+
+@dataclass
+class Context:
+    """What lowering one function reads and accumulates; every step receives it explicitly."""
+
+    func: SparseFunction
+    header: Header
+    blocks: Names = field(default_factory=Names)  # block names (their own namespace in TVM)
+    spans: dict[str, list[str]] = field(default_factory=dict)  # block/buffer name -> script lines
+    searched: list[str] = field(default_factory=list)  # sorted axes looked up by binary search
+    scratch: list[Var] = field(default_factory=list)  # search results of the blocks built so far
+
+
+def i32(value: int) -> Any:
+    """An int32 constant."""
+    return tirx.const(value, "int32")
+
+
+def substitute(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:
+    """``expr`` with each variable of ``mapping`` replaced (by identity, not name)."""
+    if not mapping:
+        return expr
+
+    def on_var(v: Var) -> Any:
+        for old, new in mapping:
+            if v.same_as(old):
+                return new
+        return v
+
+    return structural_map(expr, [(Var, on_var)])
+
+
+def seq(stmts: list[Any], span: Optional[Span] = None) -> Any:
+    """The statements in order; one statement stays itself (TVM refuses a one-element SeqStmt)."""
+    stmts = [s for s in stmts if s is not None]
+    if len(stmts) == 1:
+        return stmts[0]
+    return tirx.SeqStmt(stmts, span=span)
+
+
+def conjunction(conditions: list[Any]) -> Any:
+    """``c0 and c1 and ...``, left-nested."""
+    cond = conditions[0]
+    for c in conditions[1:]:
+        cond = tirx.And(cond, c)
+    return cond

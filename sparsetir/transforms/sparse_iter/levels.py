@@ -1,0 +1,191 @@
+"""An iteration's loops, grouped into levels (one block each), and the blocks built from them.
+
+A level ends where the next loop's extent depends on an iterator of the current level
+(``for j in range(J_indptr[vi + 1] - J_indptr[vi])`` starts a new block). Each iterator is
+bound to a ``Position``: its axis, its position (a block var, or a search result for fused
+axes), its coordinate and its row (the position vector down to it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..._tvm import Var, s_tir, tirx, tvm
+from ...errors import LoweringError
+from ...ir.analysis import uses_any
+from ...ir.axis import AttachedAxis, Axis, FusedAxis
+from ...ir.iteration import ITER_TYPE, SparseIteration
+from ...trace.spans import span_texts
+from .context import Context, i32, seq
+from .regions import block_regions
+from .search import add_search, search_block
+
+Range = tvm.ir.Range
+
+
+@dataclass
+class Position:
+    """An iterator during lowering: its axis, position, coordinate and row in stage-II terms."""
+
+    axis: Axis
+    pos: Any
+    coord: Any
+    row: list  # position vector: the parent's row + [pos]
+
+
+@dataclass
+class Loop:
+    """One loop of a level and the block var it binds."""
+
+    name: str
+    loop_var: Var
+    block_var: Var
+    extent: Any
+    dom: Any  # the block var's domain: the axis's maximum length
+    kind: str  # SPATIAL or REDUCE
+
+
+@dataclass
+class Level:
+    """The loops of one block, the searches below them and what the block initialises."""
+
+    loops: list[Loop] = field(default_factory=list)
+    searches: list = field(default_factory=list)  # search.Search
+    explicit_init: list = field(default_factory=list)  # init stores at the top of the body
+    init: Any = None  # the block's T.init()
+    allocs: list = field(default_factory=list)  # search results allocated in the enclosing block
+
+
+@dataclass
+class Levels:
+    """An iteration's levels and its iterators: by axis name and by stage-I var (``env``)."""
+
+    levels: list[Level]
+    env: dict  # axis name or stage-I iterator var -> Position (outer iterations' too)
+    level_of: dict  # stage-I iterator var -> index of its level
+
+
+def iteration_levels(ctx: Context, it: SparseIteration, outer_env: dict) -> Levels:
+    """The levels of ``it`` under the iterators of the enclosing iterations (``outer_env``)."""
+    out = Levels([Level()], dict(outer_env), {})
+    iterators = iter(zip(it.kinds, it.iter_vars))
+    for entry in it.axes:
+        if isinstance(entry, FusedAxis):
+            group = [next(iterators) for _ in entry.axes]
+            _fused_loop(ctx, it, list(entry.axes), group, out)
+            continue
+        attach = entry.new_parent if isinstance(entry, AttachedAxis) else None
+        axis = entry.axis if isinstance(entry, AttachedAxis) else entry
+        kind, var = next(iterators)
+        prow = parent_row(axis, out.env, attach)
+        extent = ctx.header.extent(axis, prow)
+        _new_level_if(out.levels, extent)
+        block_var = Var("v" + var.name, "int32")
+        out.levels[-1].loops.append(Loop(var.name, Var(var.name, "int32"), block_var, extent, axis.positions, kind))
+        row = prow + [block_var]
+        _bind(out, var, Position(axis, block_var, ctx.header.coord(axis, row), row))
+    return out
+
+
+def parent_row(axis: Axis, env: dict, attach_parent: Optional[Axis] = None) -> list:
+    """The position vector of ``axis``'s parent (for ``T.attach``: the new parent's coordinate)."""
+    if attach_parent is not None:
+        if axis.parent is None or axis.parent.parent is not None:
+            raise LoweringError(f"T.attach({axis.name}, ...) needs {axis.name}'s parent to be a dense fixed axis")
+        return [env[attach_parent.name].coord]
+    if axis.parent is None:
+        return []
+    parent = env.get(axis.parent.name)
+    if parent is None:
+        raise LoweringError(f"axis {axis.name} is iterated before its parent {axis.parent.name}")
+    return list(parent.row)
+
+
+def _fused_loop(ctx: Context, it: SparseIteration, axes: list[Axis], group: list, out: Levels) -> None:
+    """``T.fuse(A0, A1, ..., An)``: one loop over the positions of An below A0's parent row.
+
+    The loop runs over the absolute positions ``t = base + p`` of the last axis. Each earlier
+    axis's position is recovered by a binary search over the last axis's indptr (upper bound
+    − 1, so empty rows are skipped): ``A0``'s row is the last ``r`` whose subtree starts at or
+    before ``t``, then ``A1``'s within it, and so on; the last position is ``t`` minus the start
+    of its row. No row variable is carried from one iteration to the next, so the fused loop
+    stays parallel-safe.
+    """
+    for parent, child in zip(axes, axes[1:]):
+        if child.parent is None or not child.parent.same_as(parent) or not child.is_variable:
+            raise LoweringError(
+                f"sparse iteration '{it.name}': T.fuse needs each axis to be a variable axis under the one before "
+                f"('{child.name}' is not under '{parent.name}')"
+            )
+    kinds = {kind for kind, _ in group}
+    if len(kinds) != 1:
+        raise LoweringError(f"sparse iteration '{it.name}': the iterators of one T.fuse must have the same kind")
+    first, last = axes[0], axes[-1]
+    top_row = parent_row(first, out.env)
+    first_len = ctx.header.extent(first, top_row) if first.parent is not None else first.length
+    last_indptr = ctx.header.axes[last.name].indptr
+
+    def start(row: list) -> Any:
+        """Where the last axis's positions under the position vector ``row`` begin."""
+        return tirx.BufferLoad(last_indptr, row + [i32(0)] * (len(top_row) + len(axes) - 1 - len(row)))
+
+    if first.parent is None and last.nnz is not None:
+        extent, base = last.nnz, i32(0)
+    else:
+        base = start(top_row + [i32(0)])
+        extent = start(top_row + [first_len]) - base
+    _new_level_if(out.levels, extent)
+    level = out.levels[-1]
+    name = "".join(var.name for _, var in group)
+    block_var = Var("v" + name, "int32")
+    dom = last.nnz if last.nnz is not None else extent
+    level.loops.append(Loop(name, Var(name, "int32"), block_var, extent, dom, group[0][0]))
+    depth = len(level.loops)
+    target = block_var + base
+    row = list(top_row)
+    for k, (axis, (_, var)) in enumerate(zip(axes[:-1], group)):
+        length = first_len if k == 0 else ctx.header.extent(axis, row)
+        pos = add_search(
+            ctx, f"{it.name}_{name}", level, depth, lambda mid, prefix=list(row): start(prefix + [mid]) <= target,
+            i32(0), length, lambda lo: lo - 1, it.span,
+        )
+        row = row + [pos]
+        _bind(out, var, Position(axis, pos, ctx.header.coord(axis, row), row))
+    pos = block_var + base - start(row)
+    row = row + [pos]
+    _bind(out, group[-1][1], Position(last, pos, ctx.header.coord(last, row), row))
+
+
+def _new_level_if(levels: list[Level], extent: Any) -> None:
+    """Start a new level when ``extent`` depends on an iterator of the current one."""
+    if levels[-1].loops and uses_any(extent, [lp.block_var for lp in levels[-1].loops]):
+        levels.append(Level())
+
+
+def _bind(out: Levels, var: Var, position: Position) -> None:
+    out.env[position.axis.name] = position
+    out.env[var] = position
+    out.level_of[var] = len(out.levels) - 1
+
+
+def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: list, span: Any) -> tuple[Any, list]:
+    """The loops and block of one level around ``body``; (statement, scratch for the enclosing block)."""
+    loops = level.loops
+    bufs = ctx.header.buffers + own_allocs + level.allocs
+    iter_vars = [tirx.IterVar(Range(0, lp.dom), lp.block_var, ITER_TYPE[lp.kind]) for lp in loops]
+    block = s_tir.SBlock(iter_vars, [], [], name, body, level.init, list(own_allocs), None, {"sparse": True}, span)
+    block = block_regions(block, ctx.header.buffers + list(ctx.scratch) + own_allocs + level.allocs)
+    stmt = s_tir.SBlockRealize([lp.loop_var for lp in loops], True, block, span=span)
+    by_depth: dict[int, list] = {}
+    for s in level.searches:
+        by_depth.setdefault(s.depth, []).append(search_block(ctx, s, loops, bufs))
+        ctx.spans[s.name] = span_texts(s.span) or span_texts(span)
+        ctx.spans[s.out.name] = ctx.spans[s.name]
+    for d in range(len(loops), 0, -1):
+        stmt = seq(by_depth.get(d, []) + [stmt])
+        lp = loops[d - 1]
+        stmt = tirx.For(lp.loop_var, i32(0), lp.extent, tirx.ForKind.SERIAL, stmt, span=span)
+    stmt = seq(by_depth.get(0, []) + [stmt])
+    ctx.scratch.extend(level.allocs)
+    return stmt, list(level.allocs)

@@ -1,0 +1,94 @@
+"""Buffer accesses from coordinates (stage I) to positions (stage II).
+
+An index that *is* the iterator of the buffer's axis (in the same row) becomes the iterator's
+position; a dense axis takes the coordinate as position; a sparse axis indexed by anything else
+needs a lookup (``search.lookup``), guarded: a read of an unstored coordinate is zero, a write
+to one is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..._tvm import Span, TensorLoad, Var, structural_equal, structural_map, tirx
+from ...errors import LoweringError
+from ...ir.analysis import contains
+from ...ir.buffer import SparseBuffer
+from .context import Context, conjunction, substitute
+from .search import Site, lookup
+
+
+def lower_store(ctx: Context, site: Optional[Site], store: Any, env: dict) -> Any:
+    """A stage-I store as a stage-II store (under ``if found >= 0`` when it needs lookups).
+
+    ``site`` is None where lookups are not allowed (``T.init()``).
+    """
+    sb = stage1_buffer(ctx, store.buffer)
+    if sb is None:
+        raise LoweringError(f"store into '{store.buffer.name}', which is not a sparse buffer")
+    value = rewrite_expr(ctx, site, store.value, env, store.span)
+    indices = [
+        rewrite_expr(ctx, site, i, env, store.span) if contains(i, lambda n: isinstance(n, TensorLoad)) else i
+        for i in store.indices
+    ]
+    pos, guards = positions(ctx, site, sb, indices, env, store.span)
+    new = tirx.BufferStore(ctx.header.value_of(sb.buffer).buffer, value, pos, span=store.span)
+    if guards:
+        new = tirx.IfThenElse(conjunction(guards), new, None, span=store.span)
+    return new
+
+
+def rewrite_expr(ctx: Context, site: Optional[Site], expr: Any, env: dict, span: Optional[Span]) -> Any:
+    """``expr`` with sparse-buffer loads in positions and iterators replaced by their coordinates."""
+
+    def on_load(load: Any) -> Any:
+        sb = stage1_buffer(ctx, load.source)
+        if sb is None:
+            return load
+        value = ctx.header.value_of(sb.buffer)
+        pos, guards = positions(ctx, site, sb, list(load.indices), env, span)
+        new = tirx.BufferLoad(value.buffer, pos, span=load.span)
+        if guards:
+            new = tirx.if_then_else(conjunction(guards), new, tirx.const(0, value.dtype))
+        return new
+
+    return coordinates(structural_map(expr, [(TensorLoad, on_load)]), env)
+
+
+def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: list, env: dict,
+              span: Optional[Span]) -> tuple[list, list]:
+    """Stage-II indices of an access ``sb[indices]`` (coordinate space) and its guards."""
+    pos: list = []
+    guards: list = []
+    for axis, index in zip(sb.axes, indices):
+        bound = env.get(index) if isinstance(index, Var) else None
+        if bound is not None and bound.axis.same_as(axis) and (axis.parent is None or _rows_equal(bound.row[:-1], pos)):
+            pos.append(bound.pos)
+            continue
+        coord = coordinates(index, env)
+        if axis.is_dense:
+            pos.append(coord)
+            continue
+        if site is None:
+            raise LoweringError(f"an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'")
+        found = lookup(ctx, site, axis, list(pos), coord, span)
+        pos.append(found)
+        guards.append(found >= 0)
+    return pos, guards
+
+
+def coordinates(expr: Any, env: dict) -> Any:
+    """``expr`` with every stage-I iterator replaced by its coordinate."""
+    return substitute(expr, [(k, v.coord) for k, v in env.items() if isinstance(k, Var)])
+
+
+def stage1_buffer(ctx: Context, var: Any) -> Optional[SparseBuffer]:
+    """The stage-I sparse buffer whose buffer var is ``var``, if any."""
+    for sb in ctx.func.buffers:
+        if sb.buffer.same_as(var):
+            return sb
+    return None
+
+
+def _rows_equal(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(structural_equal(x, y, map_free_vars=False) for x, y in zip(a, b))
