@@ -273,6 +273,43 @@ def slow_batched(inp):
     return {"z": z}
 
 
+def _chain(inp, names):
+    """(top row, position at each level) of every position of the last axis of an indptr chain."""
+    out = []
+    for i in range(len(inp[names[0]]) - 1):
+        stack = [(i, [], p) for p in range(int(inp[names[0]][i]), int(inp[names[0]][i + 1]))]
+        for name in names[1:]:
+            stack = [(i, path + [q], r) for i, path, q in stack for r in range(int(inp[name][q]), int(inp[name][q + 1]))]
+        out.extend((i, path + [r]) for i, path, r in stack)
+    return out
+
+
+def slow_csf_fuse3(inp):
+    """b at every stored (i, j, k): 2 a + 100 i + 10 j + k, walking the CSF tree."""
+    b = [0.0] * inp["nnz_k"]
+    for i, (q, r) in _chain(inp, ["indptr_j", "indptr_k"]):
+        j, k = int(inp["indices_j"][q]), int(inp["indices_k"][r])
+        b[r] = 2 * float(inp["a"][r]) + 100 * i + 10 * j + k
+    return {"b": b}
+
+
+def slow_ragged_fuse3(inp):
+    """out[i, l] = sum of x over every (j, k, m) stored under i."""
+    out = _zeros(inp["rows"], inp["feat_size"])
+    for i, (_, _, r) in _chain(inp, ["indptr_j", "indptr_k", "indptr_m"]):
+        for l in range(inp["feat_size"]):
+            out[i][l] += float(inp["x"][r][l])
+    return {"out": out}
+
+
+def slow_fused_rows(inp):
+    """out at each stored (i, j): the sum of x over every (k, l) stored under it."""
+    out = [0.0] * inp["nnz_j"]
+    for _, (q, _, r) in _chain(inp, ["indptr_j", "indptr_k", "indptr_l"]):
+        out[q] += float(inp["x"][r])
+    return {"out": out}
+
+
 SLOW = {
     "csr_spmm": slow_spmm,
     "csr_spmm_detached": slow_spmm,
@@ -285,6 +322,9 @@ SLOW = {
     "sddmm_fused": slow_sddmm,
     "csf_reduction": slow_csf,
     "ragged_fused_reduction": slow_ragged4,
+    "csf_fuse3": slow_csf_fuse3,
+    "ragged_fuse3_reduction": slow_ragged_fuse3,
+    "fused_rows_reduction": slow_fused_rows,
     "rgcn_homogeneous": slow_rgcn_homo,
     "rgcn_heterogeneous": slow_rgcn_hetero,
     "sparse_softmax": slow_softmax,

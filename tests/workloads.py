@@ -1,6 +1,6 @@
 """Workload fixtures: script path, parameters, input generators and NumPy/SciPy references.
 
-Each entry of ``WORKLOADS`` names a stage-I script under ``tests/scripts`` and gives:
+Each entry of ``WORKLOADS`` names a stage-I script (``examples/``, ``tests/scripts/``, ``tests/transforms/scripts/``) and gives:
 
 - ``params``: the function's parameters in signature order;
 - ``outputs``: the parameters the kernel writes;
@@ -519,6 +519,83 @@ def ragged4_reference(inp):
     return {"out": _f32(out)}
 
 
+# Fused iterations over three or more axes (tests/transforms/scripts)
+
+_T = Path(__file__).resolve().parent / "transforms" / "scripts"
+
+
+def csf_fuse3_inputs(rng, case):
+    """A CSF tensor a (dense I, compressed J, compressed K) and an output b of the same structure."""
+    inputs = csf_inputs(rng, case)
+    del inputs["out"]
+    return {"a": inputs.pop("a"), "b": _nan(inputs["nnz_k"]), **inputs}
+
+
+def csf_fuse3_reference(inp):
+    """b[i, j, k] = 2 a[i, j, k] + 100 i + 10 j + k at every stored (i, j, k)."""
+    pos_j = _row_ids(inp["indptr_k"])  # the J position of every K position
+    i = _row_ids(inp["indptr_j"])[pos_j]
+    j, k = inp["indices_j"][pos_j], inp["indices_k"]
+    return {"b": _f32(2 * _f64(inp["a"]) + (100 * i + 10 * j + k).astype(np.float32))}
+
+
+def _chain_lengths(rng, m, case, his):
+    """Segment lengths of a chain of variable axes under m rows (the case shapes the outer two)."""
+    outer, inner = _two_level_modes(case)
+    lengths = [_lengths(rng, m, outer, his[0])]
+    for hi in his[1:]:
+        lengths.append(_lengths(rng, int(lengths[-1].sum()), inner, hi))
+    return lengths
+
+
+# (rows, max J per row, max K per J, max M per K, feat)
+_RAGGED5_SHAPES = {
+    "random": (7, 4, 3, 3, 3),
+    "empty_rows": (8, 3, 3, 3, 2),
+    "single_row": (1, 4, 4, 3, 2),
+    "long_rows": (4, 3, 3, 2, 3),
+    "empty_segments": (8, 3, 3, 3, 2),
+}
+
+
+def ragged_fuse3_inputs(rng, case):
+    """A 5-D ragged x (nnz_m, feat): J, K, M each ragged under the axis before; out (rows, feat)."""
+    rows, hi_j, hi_k, hi_m, feat = _RAGGED5_SHAPES[case]
+    lj, lk, lm = _chain_lengths(rng, rows, case, (hi_j, hi_k, hi_m))
+    return dict(
+        x=_values(rng, int(lm.sum()), feat), out=_nan(rows, feat),
+        indptr_j=_indptr(lj), indptr_k=_indptr(lk), indptr_m=_indptr(lm), rows=rows,
+        max_j=_max_len(lj), max_k=_max_len(lk), max_m=_max_len(lm), feat_size=feat,
+        nnz_j=int(lj.sum()), nnz_k=int(lk.sum()), nnz_m=int(lm.sum()),
+    )
+
+
+def ragged_fuse3_reference(inp):
+    """out[i] = sum of the rows of x stored under i."""
+    row = _row_ids(inp["indptr_j"])[_row_ids(inp["indptr_k"])][_row_ids(inp["indptr_m"])]
+    out = np.zeros((inp["rows"], inp["feat_size"]))
+    np.add.at(out, row, _f64(inp["x"]))
+    return {"out": _f32(out)}
+
+
+def fused_rows_inputs(rng, case):
+    """A 4-D ragged x (nnz_l,): J, K, L each ragged under the axis before; out ragged (nnz_j,)."""
+    m, hi_j, hi_k, hi_l, _ = _RAGGED5_SHAPES[case]
+    lj, lk, ll = _chain_lengths(rng, m, case, (hi_j, hi_k, hi_l))
+    return dict(
+        x=_values(rng, int(ll.sum())), out=_nan(int(lj.sum())),
+        indptr_j=_indptr(lj), indptr_k=_indptr(lk), indptr_l=_indptr(ll), m=m,
+        max_j=_max_len(lj), max_k=_max_len(lk), max_l=_max_len(ll),
+        nnz_j=int(lj.sum()), nnz_k=int(lk.sum()), nnz_l=int(ll.sum()),
+    )
+
+
+def fused_rows_reference(inp):
+    """out[(i, j)] = sum of the values of x stored under the (i, j) position."""
+    pos_j = _row_ids(inp["indptr_k"])[_row_ids(inp["indptr_l"])]
+    return {"out": _f32(np.bincount(pos_j, weights=_f64(inp["x"]), minlength=inp["nnz_j"]))}
+
+
 # ---------------------------------------------------------------------------------------------
 # Graph kernels
 
@@ -768,6 +845,24 @@ WORKLOADS = {
          "indptr_ik", "batch", "max_i", "max_j", "max_k", "nnz_i", "nnz_j", "nnz_ij", "nnz_jk",
          "nnz_ik"),
         ("z",), batched_inputs, batched_reference,
+    ),
+    # T.fuse over three axes, and a fused pair followed by two variable reduction axes.
+    "csf_fuse3": Workload(
+        _T / "csf_fuse3.py", "csf_scale",
+        ("a", "b", "indptr_j", "indices_j", "indptr_k", "indices_k", "m", "n", "p", "nnz_j", "nnz_k"),
+        ("b",), csf_fuse3_inputs, csf_fuse3_reference,
+    ),
+    "ragged_fuse3_reduction": Workload(
+        _T / "ragged_fuse3_reduction.py", "ragged_fuse3_reduction",
+        ("x", "out", "indptr_j", "indptr_k", "indptr_m", "rows", "max_j", "max_k", "max_m", "feat_size",
+         "nnz_j", "nnz_k", "nnz_m"),
+        ("out",), ragged_fuse3_inputs, ragged_fuse3_reference,
+    ),
+    "fused_rows_reduction": Workload(
+        _T / "fused_rows_reduction.py", "fused_rows_reduction",
+        ("x", "out", "indptr_j", "indptr_k", "indptr_l", "m", "max_j", "max_k", "max_l", "nnz_j", "nnz_k",
+         "nnz_l"),
+        ("out",), fused_rows_inputs, fused_rows_reference,
     ),
     # The RFC's own computing scripts.
     "rfc_sddmm": Workload(
