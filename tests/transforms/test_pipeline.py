@@ -93,3 +93,11 @@ def test_lower_sparse_buffer_is_the_rest_of_the_pipeline(counted):
     assert sparsetir.structural_equal(f3, pipeline.lower(f2))
     with pytest.raises(sparsetir.errors.LoweringError, match="stage-II"):
         sparsetir.lower_sparse_buffer(f3)
+
+
+
+def test_fuse_of_three_axes_lowers_to_one_loop_and_two_searches():
+    text = (Path(__file__).parent / "scripts" / "csf_fuse3.py").read_text()
+    f2 = pipeline.lower(sparsetir.parse(text), until=2)
+    names = set(sparsetir.trace.spans.span_table(f2))
+    assert {"csf_scale0", "csf_scale_ijk_search0", "csf_scale_ijk_search1"} <= names
