@@ -27,6 +27,7 @@ from ..transforms.lower_sparse_buffer import lower_sparse_buffer
 from ..transforms.lower_sparse_iter import lower_sparse_iter
 from ..transforms.partition import partition_rows
 from . import scripts
+from .fuse_rows import fold_row_epilogue, fuse_row_loops
 from .prefetch import prefetch_gathered_rows
 
 
@@ -109,17 +110,26 @@ def make_spmm(key: KernelKey) -> Stage2Function:
 
 
 def make_sddmm(key: KernelKey) -> Stage2Function:
-    """CSR SDDMM: nnz-balanced row chunks, vector dot products; a width that is not a multiple
-    of the vector (and whose widest dividing vector is under half of one) as whole vectors, the
-    last one overlapping (``scripts.sddmm_overlap_script``)."""
+    """CSR SDDMM: nnz-balanced row chunks, vector dot products, each scaled by ``A`` once as it
+    is stored (the scaling iteration joins the row loop, ``fuse_row_loops``, and then the store
+    of the lane sum, ``fold_row_epilogue``); a width that is not a multiple of the vector (and
+    whose widest dividing vector is under half of one) as whole vectors, the last one
+    overlapping (``scripts.sddmm_overlap_script``)."""
     lanes = vector_lanes(key.dtype)
-    if key.feat > lanes and recipes.vector_width_for(key.feat, lanes) < lanes // 2:
+    blocks = ("sddmm0", "sddmm_scale0")
+    width = recipes.vector_width_for(key.feat, lanes)
+    if key.feat > lanes and width < lanes // 2:
         script = scripts.sddmm_overlap_script(key.feat, key.dtype, lanes)
-        f2 = _partitioned(lower_sparse_iter(script), "sddmm0")
-        return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", lanes * (key.feat // lanes + 1),
-                                                               lanes, split=False))
-    f2 = _partitioned(lower_sparse_iter(scripts.sddmm_script(key.feat, key.dtype)), "sddmm0")
-    return _scheduled(f2, lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes))
+        padded, width = lanes * (key.feat // lanes + 1), lanes
+        schedule = lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", padded, lanes, split=False, parallel=False)
+    else:
+        script = scripts.sddmm_script(key.feat, key.dtype)
+        schedule = lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes, parallel=False)
+    f2 = _scheduled(fuse_row_loops(_partitioned(lower_sparse_iter(script), list(blocks), parallel=True), *blocks),
+                    schedule)
+    # With vectors, the schedule leaves one store of each dot product (the lane sum's copy out):
+    # the scaling folds into it. Scalar dot products accumulate in O, so the scaling stays a loop.
+    return fold_row_epilogue(f2, "sddmm_scale0", "O") if width > 1 else f2
 
 
 #: Rows at least this wide (bytes) are summed streaming (``schedule_spmm_rowwise``), narrower

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tvm import TensorLoad, structural_map, tirx
+from .._tvm import TensorLoad, structural_map, structural_walk, tirx
 
 CACHE_LINE_BYTES = 64
 
 
 def prefetch_gathered_rows(f3: "tirx.PrimFunc", dense: str, indptr: str, indices: str, nnz: str,
                            distance: int = 8, max_lines: int = 0) -> "tirx.PrimFunc":
-    """``f3`` with every row-of-nonzeros loop prefetching ``dense[indices[p + distance], :]``.
+    """``f3`` with every row-of-nonzeros loop that reads ``dense`` prefetching
+    ``dense[indices[p + distance], :]`` (a loop over the row that does not gather, such as
+    SDDMM's scaling by ``A``, is left alone).
 
     ``dense`` names the gathered 2-D array parameter, ``indptr``/``indices`` the CSR structure
     parameters and ``nnz`` the scalar with the number of stored entries. A row-of-nonzeros loop
@@ -50,9 +52,20 @@ def prefetch_gathered_rows(f3: "tirx.PrimFunc", dense: str, indptr: str, indices
             return b
         return None
 
+    def gathers(body: Any) -> bool:
+        found = []
+
+        def on_load(node: Any) -> bool:
+            if isinstance(node, TensorLoad) and node.source.same_as(rows):
+                found.append(node)
+            return not found
+
+        structural_walk(body, on_load)
+        return bool(found)
+
     def on_for(loop: "tirx.For") -> "tirx.For":
         start = row_start(loop.extent)
-        if start is None:
+        if start is None or not gathers(loop.body):
             return loop
         ahead = tirx.min(start + loop.loop_var + distance, count - 1)
         column = tirx.BufferLoad(idx, [ahead])

@@ -64,7 +64,13 @@ def spmm_split_script(main: int, tail: int, dtype: str) -> SparseFunction:
 
 
 def sddmm_script(feat: int, dtype: str) -> SparseFunction:
-    """O[i, j] = A[i, j] * dot(X[i, :], Y[j, :]) on the stored entries of CSR A."""
+    """O[i, j] = A[i, j] * dot(X[i, :], Y[j, :]) on the stored entries of CSR A.
+
+    The dot product is summed first and scaled by ``A[i, j]`` once, in an iteration of its own:
+    multiplying ``A`` into every partial product would turn ``A = inf`` with a zero partial
+    product (or partial products of both signs) into NaN where the definition gives ``inf``.
+    The two iterations share the row partition, so each part scales the rows it just summed.
+    """
 
     @T.prim_func
     def sddmm(a: T.handle, x: T.handle, y: T.handle, o: T.handle, indptr: T.handle, indices: T.handle,
@@ -81,7 +87,9 @@ def sddmm_script(feat: int, dtype: str) -> SparseFunction:
         with T.sp_iter([I, J, K], "SSR", "sddmm") as [i, j, k]:
             with T.init():
                 O[i, j] = 0.0
-            O[i, j] = O[i, j] + A[i, j] * X[i, k] * Y[j, k]
+            O[i, j] = O[i, j] + X[i, k] * Y[j, k]
+        with T.sp_iter([I, J], "SS", "sddmm_scale") as [i, j]:
+            O[i, j] = A[i, j] * O[i, j]
 
     return sddmm
 
@@ -96,6 +104,7 @@ def sddmm_overlap_script(feat: int, dtype: str, lanes: int) -> SparseFunction:
     cannot become NaN). Every load stays inside the row, and the shift is the same for all lanes
     of a vector (it depends on ``ko`` only), so each vector is one contiguous load. Split into a
     main part and a tail pass instead, SDDMM at width 127 took 3x as long: the tail re-gathers Y.
+    As in ``sddmm_script``, ``A`` scales the finished dot product.
     """
     tail = feat % lanes
     last = feat // lanes
@@ -120,10 +129,12 @@ def sddmm_overlap_script(feat: int, dtype: str, lanes: int) -> SparseFunction:
                 O[i, j] = 0.0
             O[i, j] = O[i, j] + T.select(
                 ko < last or kl >= shift,
-                A[i, j] * X[i, ko * lanes + kl - shift * T.cast(ko == last, "int32")]
+                X[i, ko * lanes + kl - shift * T.cast(ko == last, "int32")]
                 * Y[j, ko * lanes + kl - shift * T.cast(ko == last, "int32")],
                 T.cast(0.0, dtype),
             )
+        with T.sp_iter([I, J], "SS", "sddmm_scale") as [i, j]:
+            O[i, j] = A[i, j] * O[i, j]
 
     return sddmm
 
