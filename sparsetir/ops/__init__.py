@@ -13,8 +13,8 @@ by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
 
 Compilation happens once per configuration (operation, dtype, feature width, block shape) and
 is cached for the process; per-matrix preparation (structure validation, int32 indices,
-nnz-balanced partition points) is cached per matrix object (see ``inputs.py``). Inputs are
-never modified. Bad input raises ``sparsetir.ArgumentError`` (a ``ValueError``) naming the
+nnz-balanced partition points) is cached per matrix object (see ``inputs.py``); values are
+read afresh on every call. Inputs are never modified. Bad input raises ``sparsetir.ArgumentError`` (a ``ValueError``) naming the
 argument and the problem.
 """
 
@@ -160,7 +160,7 @@ def spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _call(_kernel(a, "spmm", feat), (a.data_arg, X, C) + a.tail)
+    _call(_kernel(a, "spmm", feat), (a.values(), X, C) + a.tail)
     return C
 
 
@@ -185,9 +185,11 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
     if nnz and feat:
-        _call(_kernel(a, "sddmm", feat, Y), (a.data_arg, X, Y, out) + a.tail)
+        _call(_kernel(a, "sddmm", feat, Y), (a.values(), X, Y, out) + a.tail)
     else:
-        out[...] = 0
+        # An empty dot product is 0, and A * 0 keeps A's NaN and makes its infinities NaN, as in NumPy.
+        with np.errstate(invalid="ignore"):
+            np.multiply(a.data, 0, out=out)
     return _same_pattern(A, a, out)
 
 
@@ -244,7 +246,7 @@ def spmv(A: Any, x: Any) -> Any:
         return y
     # SpMV is the SpMM kernel with one feature column: its scalar row accumulator then lives in
     # a register tile (a script with a scalar output keeps it in memory, ~3x slower).
-    _call(_kernel(a, "spmm", 1), (a.data_arg, x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
+    _call(_kernel(a, "spmm", 1), (a.values(), x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
     return y
 
 
@@ -298,13 +300,13 @@ def bsr_spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), data, X, C, indptr, indices,
+    _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), np.ascontiguousarray(data), X, C, indptr, indices,
          m // br, n // bc, data.shape[0])
     return C
 
 
 def _prepare_bsr(what: str, A: Any) -> tuple:
-    data = np.ascontiguousarray(A.data)
+    data = A.data  # cached as A holds it; each call reads its current values (``bsr_spmm``)
     if str(data.dtype) not in VALUE_DTYPES:
         fail(what, f"values must be float32 or float64, got {data.dtype}")
     br, bc = (int(b) for b in A.blocksize)
@@ -359,5 +361,5 @@ def softmax(A: Any) -> Any:
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz:
-        _call(_kernel(a, "softmax", 0), (a.data_arg, out) + a.tail)
+        _call(_kernel(a, "softmax", 0), (a.values(), out) + a.tail)
     return _same_pattern(A, a, out)

@@ -1,12 +1,17 @@
 """Checking and preparing the arguments of ``sparsetir.ops``.
 
-A sparse matrix is checked and prepared once: its structure is validated (O(nnz)), index
+A sparse matrix's structure is checked and prepared once: it is validated (O(nnz)), index
 arrays are converted to int32 when needed, and nnz-balanced row partition points are computed.
 The result is cached per matrix object in a ``PreparedCache``, keyed by a weak reference to
 the matrix plus the data pointers, shapes and dtypes of its arrays: replacing an array of the
 matrix (``A.indices = ...``) or passing a different matrix prepares again, and the entry goes
-away with the matrix. Modifying a matrix's index arrays *in place* after a call is not
-detected; call ``sparsetir.ops.forget(A)`` after doing so.
+away with the matrix.
+
+Values are never cached: a call reads the matrix's own values array, or, when that array is
+not C-contiguous or is read-only (which a kernel cannot take), a copy made for that call, so
+``A.data *= 10`` between calls is always seen. Modifying a matrix's *index* arrays in place
+after a call is not detected (their validation is what the cache saves); call
+``sparsetir.ops.forget(A)`` after doing so.
 
 Dense operands are checked on every call (O(1): dtype, rank, shape), never modified; a
 non-contiguous one is copied.
@@ -56,14 +61,10 @@ def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.nda
     return np.ndarray(shape, dtype, raw, (-raw.ctypes.data) % align)
 
 
-def aligned_torch_empty(shape: tuple[int, ...], dtype: str) -> Any:
-    """A torch tensor over ``aligned_empty`` memory."""
-    return torch_module().from_numpy(aligned_empty(shape, dtype))
-
-
 @dataclass(frozen=True)
 class CsrInput:
-    """A CSR matrix ready for the kernels: int32 structure, contiguous values, partition points."""
+    """A CSR matrix ready for the kernels: int32 structure, partition points, and the matrix's own
+    values array (``values()`` gives it to a call)."""
 
     data: np.ndarray
     indptr: np.ndarray
@@ -73,7 +74,8 @@ class CsrInput:
     part: np.ndarray
     is_torch: bool
     max_row_length: int
-    #: ``data`` as a kernel takes it without converting it (``runtime.arrays.kernel_view``).
+    #: ``data`` as a kernel takes it without converting it (``runtime.arrays.kernel_view``), a
+    #: view of the same memory; None when ``data`` is not C-contiguous or is read-only.
     data_arg: Any = field(init=False, repr=False, compare=False)
     #: The arguments every CSR kernel takes after its dense operands, in order:
     #: ``(indptr, indices, m, n, nnz, part, parts)``; built once (the arrays as kernel views) so
@@ -85,10 +87,17 @@ class CsrInput:
 
     def __post_init__(self) -> None:
         m, n = self.shape
-        object.__setattr__(self, "data_arg", kernel_view(self.data))
+        flags = self.data.flags
+        object.__setattr__(self, "data_arg", kernel_view(self.data) if flags.c_contiguous and flags.writeable else None)
         object.__setattr__(self, "tail", (kernel_view(self.indptr), kernel_view(self.indices), m, n,
                                           int(self.data.shape[0]), kernel_view(self.part),
                                           int(self.part.shape[0]) - 1))
+
+    def values(self) -> Any:
+        """The values for a call now: the view of the matrix's own array, or a contiguous copy of
+        its current contents (never a copy kept from an earlier call, which could be stale)."""
+        arg = self.data_arg
+        return arg if arg is not None else np.array(self.data, order="C")
 
     @property
     def nnz(self) -> int:
@@ -214,7 +223,6 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     indptr = as_int32(what, "indptr", np.asarray(indptr))
     indices = as_int32(what, "indices", np.asarray(indices))
     check_structure(what, indptr, indices, m, n, data.shape[0])
-    data = np.ascontiguousarray(data)
     longest = int(np.diff(indptr).max()) if m else 0
     return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind,
                     longest)

@@ -1,0 +1,133 @@
+"""Every op reflects its inputs' current contents: values edited in place between calls (in
+contiguous and non-contiguous arrays) are seen; index arrays edited in place after ``forget``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+import sparsetir.ops as ops
+
+from ops_matrices import random_csr
+
+
+def _with_strided_data(A):
+    """``A`` holding its values in a non-contiguous view (every other element of a buffer)."""
+    B = A.copy()
+    buffer = np.zeros((2 * A.nnz,) + A.data.shape[1:], A.dtype)
+    buffer[::2] = A.data
+    B.data = buffer[::2]
+    assert not B.data.flags.c_contiguous or A.nnz <= 1
+    return B
+
+
+def _csr_cases():
+    A = random_csr(40, 30, 0.2, 21)
+    A.sum_duplicates()
+    return {"contiguous": A, "strided": _with_strided_data(A)}
+
+
+def _sddmm_ref(A, X, Y):
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    return A.data * np.einsum("ij,ij->i", X[rows].astype(np.float64), Y[A.indices].astype(np.float64))
+
+
+def _softmax_ref(A):
+    out = np.empty(A.nnz)
+    for i in range(A.shape[0]):
+        row = A.data[A.indptr[i]:A.indptr[i + 1]].astype(np.float64)
+        if row.size:
+            e = np.exp(row - row.max())
+            out[A.indptr[i]:A.indptr[i + 1]] = e / e.sum()
+    return out
+
+
+OPS = {
+    "spmm": (lambda A, d: ops.spmm(A, d["X"]), lambda A, d: A @ d["X"].astype(np.float64)),
+    "spmv": (lambda A, d: ops.spmv(A, d["x"]), lambda A, d: A @ d["x"].astype(np.float64)),
+    "sddmm": (lambda A, d: ops.sddmm(A, d["Xs"], d["Y"]).data, lambda A, d: _sddmm_ref(A, d["Xs"], d["Y"])),
+    "softmax": (lambda A, d: ops.softmax(A).data, lambda A, d: _softmax_ref(A)),
+}
+
+
+@pytest.fixture
+def dense():
+    rng = np.random.default_rng(3)
+    return {"X": rng.standard_normal((30, 20)).astype(np.float32), "x": rng.standard_normal(30).astype(np.float32),
+            "Xs": rng.standard_normal((40, 16)).astype(np.float32), "Y": rng.standard_normal((30, 16)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_values_edited_in_place_are_seen(op, layout, dense):
+    A = _csr_cases()[layout]
+    run, ref = OPS[op]
+    np.testing.assert_allclose(run(A, dense), ref(A, dense), rtol=1e-4, atol=1e-4)
+    A.data *= 10                     # the issue's case: a cached copy kept the old values
+    A.data[: A.nnz // 3] = -2.5
+    np.testing.assert_allclose(run(A, dense), ref(A, dense), rtol=1e-4, atol=1e-4)
+
+
+def test_read_only_values_view_sees_edits_through_its_base(dense):
+    A = random_csr(40, 30, 0.2, 22)
+    base = A.data
+    A.data = base.view()
+    A.data.flags.writeable = False
+    np.testing.assert_allclose(ops.spmm(A, dense["X"]), A @ dense["X"], rtol=1e-4, atol=1e-4)
+    base *= 3
+    np.testing.assert_allclose(ops.spmm(A, dense["X"]), A @ dense["X"], rtol=1e-4, atol=1e-4)
+
+
+def test_torch_values_edited_in_place_are_seen(dense):
+    A = random_csr(40, 30, 0.2, 23)
+    At = torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)), torch.from_numpy(A.indices.astype(np.int64)),
+                                 torch.from_numpy(A.data.copy()), size=A.shape)
+    X = torch.from_numpy(dense["X"])
+    np.testing.assert_allclose(ops.spmm(At, X).numpy(), A @ dense["X"], rtol=1e-4, atol=1e-4)
+    At.values().mul_(-4)
+    np.testing.assert_allclose(ops.spmm(At, X).numpy(), (A * -4) @ dense["X"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("strided", [False, True])
+def test_bsr_values_edited_in_place_are_seen(strided, dense):
+    A = random_csr(40, 30, 0.2, 24).tobsr(blocksize=(2, 3))
+    if strided:
+        B = A.copy()
+        buffer = np.zeros((2 * A.data.shape[0], 2, 3), np.float32)
+        buffer[::2] = A.data
+        B.data = buffer[::2]
+        A = B
+    np.testing.assert_allclose(ops.bsr_spmm(A, dense["X"]), A.toarray() @ dense["X"], rtol=1e-4, atol=1e-4)
+    A.data *= 7
+    np.testing.assert_allclose(ops.bsr_spmm(A, dense["X"]), A.toarray() @ dense["X"], rtol=1e-4, atol=1e-4)
+
+
+def test_segment_sum_and_ell_values_edited_in_place_are_seen(dense):
+    values = np.random.default_rng(5).standard_normal((60, 20)).astype(np.float32)[::2]  # strided rows
+    offsets = np.array([0, 4, 4, 30])
+    ref = lambda: np.stack([values[a:b].sum(axis=0) for a, b in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_allclose(ops.segment_sum(values, offsets), ref(), rtol=1e-5, atol=1e-5)
+    values *= -2
+    np.testing.assert_allclose(ops.segment_sum(values, offsets), ref(), rtol=1e-5, atol=1e-5)
+    idx = np.array([[0, 5], [29, 1], [3, 3]])
+    vals = np.ones((3, 4), np.float32)[:, ::2]  # strided
+    dense_A = lambda: np.stack([np.bincount(idx[i], vals[i], minlength=30) for i in range(3)])
+    np.testing.assert_allclose(ops.ell_spmm(idx, vals, dense["X"]), dense_A() @ dense["X"], rtol=1e-5, atol=1e-5)
+    vals *= 5
+    np.testing.assert_allclose(ops.ell_spmm(idx, vals, dense["X"]), dense_A() @ dense["X"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_index_arrays_edited_in_place_are_seen_after_forget(index_dtype, dense):
+    A = random_csr(40, 30, 0.2, 25)
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    np.testing.assert_allclose(ops.spmm(A, dense["X"]), A @ dense["X"], rtol=1e-4, atol=1e-4)
+    A.indices[:] = (A.indices + 7) % 30          # new columns
+    A.indptr[1:-1] = A.indptr[2:]                # row 0 takes row 1's entries, ...
+    A.indptr[-2] = A.indptr[-1]
+    ops.forget(A)
+    expected = sp.csr_matrix((A.data, A.indices, A.indptr), shape=A.shape) @ dense["X"]
+    np.testing.assert_allclose(ops.spmm(A, dense["X"]), expected, rtol=1e-4, atol=1e-4)
