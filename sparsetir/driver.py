@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._tvm import tirx
+from .errors import LoweringError, SparseTIRError
 from .ir.function import SparseFunction
 from .ir.stage2 import AXES_ATTR, PARTITIONS_ATTR, SEARCHED_ATTR, Stage2Function
 from .runtime.build import build_stage3
@@ -50,7 +51,13 @@ def build(
             checks = constraints_of(func)  # the first stage-II program: the sparse axes as written
     if constraints is not None:
         checks = list(constraints)
-    return build_stage3(func, checks or [], target=target, name=name, cache=cache)
+    try:
+        return build_stage3(func, checks or [], target=target, name=name, cache=cache)
+    except SparseTIRError:
+        raise
+    except Exception as err:  # TVM's code generation refused the program
+        detail = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise LoweringError(f"compiling {name or pipeline.function_name(func)} for {target} failed: {detail}") from err
 
 
 def constraints_of(func: Stage2Function) -> list[Constraint]:

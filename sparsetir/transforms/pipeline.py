@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Union
 
 from .._tvm import tirx
+from ..errors import LoweringError, SparseTIRError
 from ..ir.function import SparseFunction
 from ..ir.stage2 import AXES_ATTR, Stage2Function
 from .auto_decompose_reduction import auto_decompose_reduction
@@ -81,7 +82,7 @@ def steps(func: Any, until: Until = None) -> Iterator[tuple[str, Any]]:
     for index, p in enumerate(PASSES[: last + 1]):
         if p.reads < stage:
             continue
-        func = p.run(func)
+        func = _run(p, func)
         stage = p.writes
         yield p.name, func
 
@@ -93,6 +94,27 @@ def lower(func: Any, until: Until = None) -> Any:
     if stage_of(func) == 2 and not isinstance(func, Stage2Function):
         func = Stage2Function.from_func(func)
     return func
+
+
+def _run(p: Pass, func: Any) -> Any:
+    """One pass; a failure that is not already a sparsetir error (TVM's checks, say) becomes a
+    ``LoweringError`` naming the pass, with the original chained."""
+    try:
+        return p.run(func)
+    except SparseTIRError:
+        raise
+    except Exception as err:  # TVM reports many kinds; none may escape unexplained
+        detail = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        raise LoweringError(f"{p.name} failed on {function_name(func)}: {detail}") from err
+
+
+def function_name(func: Any) -> str:
+    """The name of a program at any stage, for messages."""
+    name = getattr(func, "name", None)
+    if isinstance(name, str):
+        return name
+    attrs = getattr(func, "attrs", None)
+    return str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "the function"
 
 
 def _last_index(until: Until) -> int:

@@ -1,0 +1,31 @@
+"""Programs that parse but cannot be lowered or compiled fail with a ``LoweringError`` naming the
+pass (or the compilation) and TVM's reason; no TVM error escapes ``lower_*`` or ``build``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import sparsetir
+
+SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "csr_spmm.py"
+
+
+@pytest.fixture(scope="module")
+def stage2_text() -> str:
+    return sparsetir.lower_sparse_iter(sparsetir.parse_file(SCRIPT)).script()
+
+
+@pytest.mark.parametrize("old,new,when,reason", [
+    ("for i in range(m):", 'for i in T.thread_binding(m, thread="threadIdx.x"):', "compiling csr_spmm for llvm",
+     "not implemented"),
+    ("for i in range(m):", 'for i in T.thread_binding(m, thread="bogus"):', "compiling csr_spmm", "threadscope bogus"),
+    ("for i in range(m):", "for i in range(m // 0):", "failed on csr_spmm", "divide by zero"),
+])
+def test_unbuildable_stage2_is_a_lowering_error(stage2_text, old, new, when, reason):
+    f2 = sparsetir.parse(stage2_text.replace(old, new, 1))
+    with pytest.raises(sparsetir.LoweringError) as info:
+        sparsetir.build(f2)
+    assert when in str(info.value) and reason in str(info.value)
+    assert info.value.__cause__ is not None  # TVM's own error stays attached
