@@ -55,7 +55,7 @@ def lower_sparse_iter(func: SparseFunction) -> Stage2Function:
     ctx = Context(func, header, spans=dict(header.spans))
     allocs: list = []
     stmts = [lower_stmt(ctx, s, {}, allocs) for s in func.body]
-    root = s_tir.SBlock([], [], [], "root", seq(stmts), None, header.root_allocs + allocs, span=func.span)
+    root = s_tir.SBlock([], [], [], "root", seq(stmts or [tirx.Evaluate(0)]), None, header.root_allocs + allocs, span=func.span)
     prim = tirx.PrimFunc(header.params, s_tir.SBlockRealize([], True, root, span=func.span))
     attrs = dict(func.attrs) if func.attrs else {}
     attrs["sparse_tir_level"] = STAGE_II_LEVEL
