@@ -21,7 +21,7 @@ argument and the problem.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -319,22 +319,22 @@ def _prepare_bsr(what: str, A: Any) -> tuple:
     return data, indptr, indices, (br, bc)
 
 
-def ell_spmm(indices: Any, values: Any, X: Any) -> Any:
+def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> Any:
     """``A @ X`` for ``A`` in ELL form: row ``i`` stores ``values[i, t]`` at column ``indices[i, t]``.
 
-    ``indices`` and ``values`` are ``(m, width)`` (pad short rows with value 0 at any valid
-    column); ``A`` has ``X.shape[0]`` columns. Returns ``(m, X.shape[1])``, the same kind as
-    ``X``. The indices are validated on every call (O(m * width)).
+    ``indices`` and ``values`` each come as ``(m, width)`` or flat ``(m * width,)`` in row-major
+    order (pad short rows with value 0 at any valid column); the 2-D one gives the shape, and
+    when both are flat ``rows`` (m) must be given. ``A`` has ``X.shape[0]`` columns. Returns
+    ``(m, X.shape[1])``, the same kind as ``X``. The indices are validated on every call
+    (O(m * width)).
     """
     vals = values.detach().numpy() if is_torch_tensor(values) else np.asarray(values)
     if str(vals.dtype) not in VALUE_DTYPES:
         fail("ell_spmm: values", f"must be float32 or float64, got {vals.dtype}")
     idx = indices.detach().cpu().numpy() if is_torch_tensor(indices) else np.asarray(indices)
-    if vals.ndim != 2:
-        fail("ell_spmm: values", f"expected a 2-D (rows, width) array, got shape {vals.shape}")
-    if idx.shape != vals.shape:
-        fail("ell_spmm: indices", f"shape {idx.shape} does not match values' shape {vals.shape}")
-    idx = as_int32("ell_spmm: indices", "indices", idx)
+    m, width = _ell_shape(idx.shape, vals.shape, rows)
+    vals = vals.reshape(m, width)
+    idx = as_int32("ell_spmm: indices", "indices", idx.reshape(m * width))
     dtype = str(vals.dtype)
     if not is_torch_tensor(X) and not isinstance(X, np.ndarray):
         fail("ell_spmm: X", f"expected a numpy array or torch tensor, got {type(X).__name__}")
@@ -343,14 +343,41 @@ def ell_spmm(indices: Any, values: Any, X: Any) -> Any:
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
         fail("ell_spmm: indices", f"column index {bad} is out of range for X with {n} rows")
-    m, width = vals.shape
     feat = int(X.shape[1])
     C = _empty((m, feat), dtype, is_torch_tensor(X))
     if m == 0 or feat == 0 or width == 0:
         C[...] = 0
         return C
-    _run(KernelKey("ell_spmm", dtype, feat), np.ascontiguousarray(vals), X, C, idx.reshape(-1), m, n, width)
+    _run(KernelKey("ell_spmm", dtype, feat), np.ascontiguousarray(vals), X, C, idx, m, n, width)
     return C
+
+
+def _ell_shape(idx_shape: tuple, vals_shape: tuple, rows: Optional[int]) -> tuple[int, int]:
+    """``(m, width)`` of an ELL matrix from its indices' and values' shapes (each 2-D or flat)."""
+    for name, shape in (("indices", idx_shape), ("values", vals_shape)):
+        if len(shape) not in (1, 2):
+            fail(f"ell_spmm: {name}", f"expected a 2-D (rows, width) or flat (rows * width,) array, got shape {shape}")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 0):
+        fail("ell_spmm: rows", f"expected a non-negative integer, got {rows!r}")
+    square = [s for s in (idx_shape, vals_shape) if len(s) == 2]
+    if square:
+        m, width = (int(d) for d in square[0])
+        if rows is not None and rows != m:
+            fail("ell_spmm: rows", f"is {rows}, but the arrays have {m} rows")
+    elif rows is None:
+        fail("ell_spmm: indices", "and values are both flat; pass rows= (the number of rows) or a 2-D array")
+    else:
+        m = int(rows)
+        size = int(idx_shape[0])
+        if (m == 0 and size) or (m and size % m):
+            fail("ell_spmm: indices", f"has {size} entries, which is not a multiple of rows={m}")
+        width = size // m if m else 0
+    for name, shape in (("indices", idx_shape), ("values", vals_shape)):
+        if len(shape) == 2 and tuple(shape) != (m, width):
+            fail(f"ell_spmm: {name}", f"shape {tuple(shape)} does not match the other array's shape {(m, width)}")
+        if len(shape) == 1 and shape[0] != m * width:
+            fail(f"ell_spmm: {name}", f"has {shape[0]} entries, expected rows * width = {m} * {width} = {m * width}")
+    return m, width
 
 
 def softmax(A: Any) -> Any:
