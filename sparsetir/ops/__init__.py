@@ -25,6 +25,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..runtime.kernel import call_error
 from ..runtime.target import num_threads
 from ..runtime.threads import call_off_workers
 from ..runtime.validate import prepare_unchecked
@@ -34,7 +35,7 @@ from .inputs import (
     PreparedCache,
     aligned_empty,
     as_int32,
-    check_indptr,
+    check_offsets,
     check_structure,
     dense_operand,
     fail,
@@ -122,7 +123,10 @@ def _call(kernel: Any, args: tuple) -> None:
     try:
         call_off_workers(kernel.compiled.entry, args)
     except (BufferError, ValueError):
-        call_off_workers(kernel.compiled.entry, prepare_unchecked(kernel.signature, args))
+        try:
+            call_off_workers(kernel.compiled.entry, prepare_unchecked(kernel.signature, args))
+        except Exception as err:
+            raise call_error(kernel.name, err) from err
 
 
 def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:
@@ -273,14 +277,14 @@ def segment_sum(values: Any, offsets: Any) -> Any:
         fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
     nnz = int(values.shape[0])
     segments = offs.shape[0] - 1
-    lengths = check_indptr("segment_sum: offsets", offs, segments, nnz)
+    check_offsets("segment_sum", "offsets", offs, segments, nnz)
     feat = int(values.shape[1]) if ndim == 2 else 1
     out = _empty((segments, feat) if ndim == 2 else (segments,), dtype, torch_kind)
     if segments == 0 or feat == 0:
         return out
     flat_in = values.reshape(nnz, feat)
     flat_out = out.reshape(segments, feat)
-    max_len = int(lengths.max())
+    max_len = int((offs[1:] - offs[:-1]).max())
     part = row_partition(offs, _parts())
     _run(KernelKey("segment_sum", dtype, feat), flat_in, flat_out, offs, segments, max_len, nnz, part, part.shape[0] - 1)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Optional
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, SparseTIRError
 from .cache import Compiled
 from .signature import Signature
 from .target import is_gpu
@@ -61,7 +61,10 @@ class Kernel:
             prepared = self._validator(values)
         else:
             prepared = prepare_unchecked(self.signature, values)
-        call_off_workers(self.compiled.entry, prepared)
+        try:
+            call_off_workers(self.compiled.entry, prepared)
+        except Exception as err:  # TVM's own argument checks (ValueError, TypeError, TVMError, ...)
+            raise call_error(self.name, err) from err
 
     def source(self, fmt: Optional[str] = None) -> str:
         """Generated code: LLVM IR on CPU, CUDA C on GPU; ``fmt="asm"`` for CPU/host assembly."""
@@ -85,3 +88,15 @@ class Kernel:
         except TypeError as err:
             raise ArgumentError(f"{self.name}(): {err}") from err
         return [bound.arguments[n] for n in self.params]
+
+
+def call_error(name: str, err: Exception) -> SparseTIRError:
+    """What a failed call of the compiled function ``name`` raises: a sparsetir error as it is,
+    anything else (TVM refusing an argument the validation let through, e.g. with
+    ``check=False``) as ``ArgumentError`` with TVM's reason; the caller chains ``err``."""
+    if isinstance(err, SparseTIRError):
+        return err
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    # TVM's message: the problem, the function's signature, then what it expected.
+    reason = " ".join(lines[:1] + lines[2:]) if lines else type(err).__name__
+    return ArgumentError(f"{name}(): the compiled kernel refused the call: {reason}")

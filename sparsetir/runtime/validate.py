@@ -130,7 +130,20 @@ def prepare_unchecked(signature: Signature, values: Sequence[Any]) -> list[Any]:
                 result[i] = np.array(value)
             elif value.size == 0:
                 result[i] = _empty_like(value)
+        elif isinstance(p, BufferParam) and is_array(value) and _is_empty_on_cpu(value):
+            result[i] = _empty_like(inspect_array(value).host_array())
     return result
+
+
+def _is_empty_on_cpu(value: Any) -> bool:
+    """Whether a torch or DLPack array has no elements and lives on the CPU (cheap checks first)."""
+    shape = getattr(value, "shape", None)
+    if shape is None or all(int(d) for d in shape):
+        return False
+    try:
+        return inspect_array(value).device == "cpu"
+    except (TypeError, BufferError, RuntimeError):
+        return False
 
 
 def _structure_arrays(constraints: Sequence[Constraint]) -> set[str]:
@@ -183,6 +196,8 @@ def _passable(info: ArrayInfo, p: BufferParam) -> Any:
     value = info.value
     if isinstance(value, np.ndarray) and value.size == 0:
         return _empty_like(value)
+    if info.host is not None and info.host.size == 0:  # a torch or DLPack array with no elements
+        return _empty_like(info.host)
     if p.is_output or (info.writeable and info.c_contiguous and info.aligned):
         return value
     if hasattr(value, "contiguous") and not isinstance(value, np.ndarray):
@@ -191,12 +206,13 @@ def _passable(info: ArrayInfo, p: BufferParam) -> Any:
 
 
 def _empty_like(array: np.ndarray) -> np.ndarray:
-    """A zero-size array with C-contiguous strides: numpy gives fresh empty arrays strides of 0,
-    which TVM rejects as not compact."""
+    """A zero-size array with the strides TVM calls compact: each the product of the extents
+    after it (0 before a 0 extent), which numpy does not give (``np.ones((4, 0))`` has strides
+    ``(0, 0)``)."""
     strides, step = [], array.dtype.itemsize
     for extent in reversed(array.shape):
         strides.append(step)
-        step *= max(extent, 1)
+        step *= extent
     base = np.empty(1, dtype=array.dtype)
     return np.lib.stride_tricks.as_strided(base, shape=array.shape, strides=tuple(reversed(strides)))
 
