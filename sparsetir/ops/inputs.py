@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..runtime.arrays import kernel_view
+from ..runtime.structure import indptr_problem
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -143,9 +144,19 @@ def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
     return part
 
 
+def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int) -> None:
+    """Validate a CSR-like ``indptr`` (called ``name``) of ``rows`` rows over ``nnz`` entries with
+    the kernels' own validator (``runtime.structure.indptr_problem``), naming the first problem."""
+    if indptr.ndim != 1:
+        fail(what, f"{name}: must be 1-D, got shape {indptr.shape}")
+    problem = indptr_problem(name, indptr, rows, nnz, f"{rows} rows", f"the number of stored values {nnz}")
+    if problem is not None:
+        fail(what, f"{name}: {problem}")
+
+
 def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
     """Validate CSR-like structure arrays, naming the first problem."""
-    check_indptr(what, indptr, rows, nnz)
+    check_offsets(what, "indptr", indptr, rows, nnz)
     if indices.ndim != 1 or indices.shape[0] != nnz:
         fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
     if nnz:
@@ -153,23 +164,6 @@ def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: in
         if low < 0 or high >= cols:
             bad = low if low < 0 else high
             fail(what, f"column index {bad} is out of range for {cols} columns")
-
-
-def check_indptr(what: str, indptr: np.ndarray, rows: int, nnz: int) -> np.ndarray:
-    """Validate a CSR-like ``indptr`` of ``rows`` rows over ``nnz`` entries, naming the first
-    problem; the row lengths (``np.diff(indptr)``)."""
-    if indptr.ndim != 1 or indptr.shape[0] != rows + 1:
-        fail(what, f"indptr must have shape ({rows + 1},) for {rows} rows, got {indptr.shape}")
-    if indptr[0] != 0:
-        fail(what, f"indptr[0] must be 0, got {int(indptr[0])}")
-    if indptr[-1] != nnz:
-        fail(what, f"indptr[-1] must equal the number of stored values {nnz}, got {int(indptr[-1])}")
-    lengths = np.diff(indptr)
-    if rows and lengths.min() < 0:
-        bad = int(np.argmax(lengths < 0))
-        fail(what, f"indptr must be non-decreasing, but indptr[{bad}] = {int(indptr[bad])} > "
-                   f"indptr[{bad + 1}] = {int(indptr[bad + 1])}")
-    return lengths
 
 
 def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:

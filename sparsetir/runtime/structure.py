@@ -7,7 +7,7 @@ so that int32 data cannot overflow (``a[1:] < a[:-1]``, never ``np.diff``).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
@@ -41,21 +41,10 @@ def check_indptr(c: IndptrConstraint, arrays: Arrays, env: Env) -> None:
     """Raise ``ArgumentError`` unless ``arrays[c.array]`` is a valid indptr for axis ``c.axis``."""
     name, ptr = c.array, arrays[c.array].reshape(-1)
     rows = count_value(c.rows, arrays, env)
-    if ptr.size != rows + 1:
-        _fail(name, f"has {ptr.size} entries, expected {count_text(c.rows)} + 1 = {rows + 1}")
-    if ptr[0] != 0:
-        _fail(name, f"must start at 0, got {name}[0]={ptr[0]}")
-    bad = np.flatnonzero(ptr[1:] < ptr[:-1])
-    if bad.size:
-        k = int(bad[0])
-        _fail(
-            name,
-            f"not non-decreasing at position {k} ({name}[{k}]={ptr[k]} > {name}[{k + 1}]={ptr[k + 1]})",
-        )
-    if c.nnz is not None:
-        nnz = compile_size(c.nnz)(env)
-        if ptr[-1] != nnz:
-            _fail(name, f"ends at {name}[{rows}]={ptr[-1]}, expected {_equals(c.nnz, nnz)}")
+    nnz = compile_size(c.nnz)(env) if c.nnz is not None else None
+    problem = indptr_problem(name, ptr, rows, nnz, count_text(c.rows), _equals(c.nnz, nnz) if nnz is not None else None)
+    if problem is not None:
+        _fail(name, problem)
     if c.max_row_length is not None and rows:
         limit = compile_size(c.max_row_length)(env)
         lengths = ptr[1:] - ptr[:-1]
@@ -67,6 +56,25 @@ def check_indptr(c: IndptrConstraint, arrays: Arrays, env: Env) -> None:
                 f"row {r} has {lengths[r]} entries ({name}[{r}]={ptr[r]}, {name}[{r + 1}]={ptr[r + 1]}), "
                 f"more than the length of axis {c.axis} ({_equals(c.max_row_length, limit)})",
             )
+
+
+def indptr_problem(name: str, ptr: np.ndarray, rows: int, nnz: Optional[int] = None,
+                   rows_text: Optional[str] = None, nnz_text: Optional[str] = None) -> Optional[str]:
+    """What is wrong with the 1-D array ``ptr`` (called ``name``) as the indptr of ``rows`` rows
+    over ``nnz`` entries (None: any end), or None: ``rows + 1`` entries, starting at 0, never
+    decreasing, ending at ``nnz``. The one indptr validator: kernels (``check_indptr``) and
+    ``sparsetir.ops`` both use it; ``*_text`` say how the sizes were written."""
+    if ptr.size != rows + 1:
+        return f"has {ptr.size} entries, expected {rows_text or f'{rows} rows'} + 1 = {rows + 1}"
+    if ptr[0] != 0:
+        return f"must start at 0, got {name}[0]={ptr[0]}"
+    bad = np.flatnonzero(ptr[1:] < ptr[:-1])
+    if bad.size:
+        k = int(bad[0])
+        return f"not non-decreasing at position {k} ({name}[{k}]={ptr[k]} > {name}[{k + 1}]={ptr[k + 1]})"
+    if nnz is not None and ptr[-1] != nnz:
+        return f"ends at {name}[{rows}]={ptr[-1]}, expected {nnz_text or nnz}"
+    return None
 
 
 def check_indices(c: IndicesConstraint, arrays: Arrays, env: Env) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from sparsetir._tvm import Var, tirx
 from sparsetir.errors import ArgumentError, LoweringError
-from sparsetir.ir.axis import Axis
+from sparsetir.ir.axis import make_axis
 from sparsetir.runtime import IndicesConstraint, IndptrConstraint, build_stage3, constraints_from_axes
 from sparsetir.runtime.structure import check_indices, check_indptr
 from malformed import CASES, base_arguments
@@ -179,7 +179,7 @@ def test_indptr_comparisons_do_not_overflow_int32():
 def test_constraints_must_name_index_array_parameters():
     i, j = csr_axes()
     row_ptr = Var("row_ptr", "handle")
-    renamed = Axis("J", j.kind, i, j.length, j.nnz, None, row_ptr, j.indices, "int32", True)
+    renamed = make_axis("J", j.kind, i, length=j.length, nnz=j.nnz, indptr=row_ptr, indices=j.indices)
     with pytest.raises(LoweringError, match="'row_ptr', which is not an array parameter"):
         build_stage3(csrmm, constraints_from_axes([renamed], set()))
 
@@ -187,6 +187,6 @@ def test_constraints_must_name_index_array_parameters():
 def test_constraint_sizes_must_be_integer_arguments():
     i, j = csr_axes()
     total = Var("total", "int32")
-    unbound = Axis("J", j.kind, i, j.length, total, None, j.indptr, j.indices, "int32", True)
+    unbound = make_axis("J", j.kind, i, length=j.length, nnz=total, indptr=j.indptr, indices=j.indices)
     with pytest.raises(LoweringError, match="the constraint on 'indptr' uses total, which no integer argument"):
         build_stage3(csrmm, constraints_from_axes([unbound], set()))
