@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass
 from typing import NoReturn, Optional
 
 from .._tvm import SourceName, Span
 from ..errors import ScriptError, ScriptSyntaxError
+
+_LAYOUT_TOKENS = (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
 
 @dataclass(frozen=True)
@@ -24,10 +28,13 @@ class Source:
     col_offset: int = 0
 
     def parse(self) -> ast.Module:
-        """Python's ``ast`` of the text; a Python syntax error becomes a ``ScriptSyntaxError``."""
+        """Python's ``ast`` of the text; whatever Python's parser refuses (a syntax error, or
+        nesting too deep for it) becomes a located ``ScriptSyntaxError``."""
         try:
             return ast.parse(self.text, filename=self.filename)
         except SyntaxError as err:
+            if err.lineno is None and "\0" in self.text:  # Python gives no position for a NUL
+                raise self._located(f"invalid Python syntax: {err.msg}", *self._nul_position()) from err
             line = err.lineno or 1
             col = (err.offset or 1) + (self.col_offset if line > 0 else 0)
             raise ScriptSyntaxError(
@@ -37,6 +44,43 @@ class Source:
                 col,
                 self._line_text(line),
             ) from err
+        except (RecursionError, MemoryError) as err:
+            # Python's parser gives up on nesting thousands of levels deep, without a location;
+            # the line with the most tokens is where such an expression is.
+            line, col = self._busiest_line()
+            message = "this nests too deeply for Python's parser (thousands of operations or brackets in one expression); split it"
+            raise self._located(message, line, col) from err
+        except ValueError as err:  # older Pythons: a NUL character is a ValueError
+            raise self._located(f"invalid Python source: {err}", *self._nul_position()) from err
+
+    def _located(self, message: str, line: int, col: int) -> ScriptSyntaxError:
+        """A syntax error at ``line``, ``col`` of the text (1-based), in file coordinates."""
+        return ScriptSyntaxError(message, self.filename, line + self.line_offset, col + self.col_offset, self._line_text(line))
+
+    def _nul_position(self) -> tuple[int, int]:
+        """(line, col) of the first NUL character, or (1, 1)."""
+        nul = self.text.find("\0")
+        if nul < 0:
+            return 1, 1
+        return self.text.count("\n", 0, nul) + 1, nul - (self.text.rfind("\n", 0, nul) + 1) + 1
+
+    def _busiest_line(self) -> tuple[int, int]:
+        """(line, col) of the first token on the line holding the most tokens."""
+        counts: dict[int, int] = {}
+        first_col: dict[int, int] = {}
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                if token.type in _LAYOUT_TOKENS:
+                    continue
+                line = token.start[0]
+                counts[line] = counts.get(line, 0) + 1
+                first_col.setdefault(line, token.start[1] + 1)
+        except (tokenize.TokenError, SyntaxError):
+            pass  # counts so far still point at the deep part
+        if not counts:
+            return 1, 1
+        line = max(counts, key=lambda k: counts[k])
+        return line, first_col[line]
 
     def _line_text(self, line: int) -> Optional[str]:
         lines = self.text.splitlines()
