@@ -6,6 +6,8 @@ The parser accepts exactly what these tables list (plus the statement forms in
 
 from __future__ import annotations
 
+import re
+
 from .._tvm import tirx
 from ..ir.axis import AxisKind
 
@@ -36,6 +38,17 @@ STATEMENT_CONSTRUCTS = ("func_attr", "sp_iter_attr", "evaluate")
 # ``with T.<construct>(...)`` scopes.
 SCOPE_CONSTRUCTS = ("sp_iter", "init")
 
+# The name of a sparse iteration (its third argument) names its blocks after lowering: letters,
+# digits, '_', '-' and '.', as in the reference implementation's "rgcn-homo-forward".
+_ITERATION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+MAX_NAME_LENGTH = 256
+
+
+def is_iteration_name(name: str) -> bool:
+    """Whether ``name`` may name a sparse iteration (and the blocks lowered from it)."""
+    return len(name) <= MAX_NAME_LENGTH and _ITERATION_NAME.fullmatch(name) is not None
+
+
 # Entries of a sparse iteration's axis list besides plain axes.
 ITER_AXIS_CONSTRUCTS = ("fuse", "attach")
 
@@ -60,6 +73,12 @@ UNARY_MATH = {
     "trunc": tirx.trunc,
 }
 BINARY_MATH = {"pow": tirx.pow, "atan2": tirx.atan2, "fmod": tirx.fmod}
+
+# Math functions TVM 0.27 has no code for on some operand types. On those the parser computes in
+# float32 and casts back, written out in the IR (and so in the printed script); T.fmod has no CPU
+# code on any type and is refused.
+MATH_VIA_FLOAT32 = {"pow": ("bfloat16",), "log1p": ("float16",), "erf": ("float16",), "atan2": ("float16",)}
+MATH_REFUSED = ("fmod",)
 
 # Other expression constructs, handled one by one in expr_parser.py.
 EXPR_CONSTRUCTS = ("cast", "if_then_else", "select", "max", "min", "abs", "min_value", "max_value")

@@ -3,11 +3,18 @@
 Python literals stay untyped until they meet a typed operand (``x * 2`` takes x's type, a store
 takes the buffer's), as in TVMScript. Mixed types are never promoted silently except integer
 widening, which is written out as a cast so the printed program says what it computes.
+
+Expressions are evaluated with an explicit stack, not by recursion: a handler for a node that
+has operands is a generator that yields each operand's ``ast`` node and is sent its value. So a
+sum of a thousand terms costs a thousand stack entries, not a thousand Python frames, and how
+deep an expression may nest is the documented ``MAX_EXPR_DEPTH``, not Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import ast
+import math
+from collections.abc import Generator
 from typing import Any, Callable, Union
 
 from .._tvm import Expr, Var, tirx, tvm
@@ -15,7 +22,7 @@ from ..errors import ScriptSyntaxError, VerifyError
 from ..ir.axis import Axis
 from ..ir.buffer import SparseBuffer
 from .args import bind_args
-from .constructs import BINARY_MATH, UNARY_MATH, VALUE_DTYPES
+from .constructs import BINARY_MATH, MATH_REFUSED, MATH_VIA_FLOAT32, UNARY_MATH, VALUE_DTYPES
 from .source import Source
 
 Literal = Union[bool, int, float]
@@ -23,6 +30,15 @@ Value = Union[Expr, Literal]
 
 _FORBIDDEN_CALLS = ("eval", "exec", "compile", "__import__", "open", "getattr", "setattr", "globals", "locals", "vars", "breakpoint", "input")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+#: How deeply the operations of one expression may nest: ``a + b + c`` nests 2 deep, ``-A[i]``
+#: 2 (a load is an operation, a name or literal is not), a chain ``x and y and z`` 2 as well. TVM's C++ passes recurse over expressions, and
+#: Python's own parser gives up near 3,000 levels; 1,000 keeps both far from their limits.
+MAX_EXPR_DEPTH = 1000
+#: The keyword arguments each expression construct takes (math functions take the reference
+#: implementation's ``dtype=``, which must be the type of their operands).
+_KEYWORDS = {"cast": ("value", "dtype"), **{name: ("dtype",) for name in (*UNARY_MATH, *BINARY_MATH)}}
+
+Step = Generator[ast.AST, Value, Value]
 
 
 def dtype_of(expr: Expr) -> str:
@@ -49,13 +65,36 @@ def default_dtype(value: Literal) -> str:
     return "float32"
 
 
-def literal_const(value: Literal, dtype: str | None = None) -> Expr:
+def literal_const(value: Literal, dtype: str | None = None, span: Any = None) -> Expr:
     """A TVM constant for a Python literal, typed ``dtype`` or by the literal's own kind."""
     if dtype is None:
         dtype = default_dtype(value)
     if is_float_dtype(dtype):
-        return tirx.FloatImm(dtype, float(value))
-    return tirx.const(value, dtype)
+        return tirx.FloatImm(dtype, float(value), span)
+    return tirx.const(value, dtype, span)
+
+
+def literal_text(value: Literal) -> str:
+    """A literal for a message: huge integers are summarized (``str`` of one may even fail)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"{'-' if value < 0 else ''}<an integer of {value.bit_length()} bits>"
+    return repr(value)
+
+
+def _nesting(node: ast.AST) -> int:
+    """How many levels of operations a node adds: none for a name or a literal (``-1`` and
+    ``T.float32(0.5)`` included), k - 1 for a chain of k operands, which the built expression nests."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return 0 if isinstance(node.operand, ast.Constant) else 1
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, ast.UnaryOp)):
+        return 0 if isinstance(node.func, ast.Attribute) and node.func.attr in VALUE_DTYPES else 1
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return 0
+    if isinstance(node, ast.BoolOp):
+        return max(1, len(node.values) - 1)
+    if isinstance(node, ast.Compare):
+        return len(node.ops)
+    return 1
 
 
 _BINOPS: dict[type, tuple[str, Callable[..., Expr]]] = {
@@ -106,12 +145,17 @@ class ExprParser:
 
     ``lookup(name, node)`` resolves a name to a script entity (Var, Axis, SparseBuffer) or a
     captured Python value, raising a located error when it is undefined.
+
+    A node handler ``_<ast class name>`` returns the node's value, or is a generator that yields
+    operand nodes and receives their values (``lhs = yield node.left``), returning the value; a
+    subclass may override a handler either way.
     """
 
     def __init__(self, source: Source, alias: str, lookup: Callable[[str, ast.AST], Any]):
         self.source = source
         self.alias = alias
         self.lookup = lookup
+        self._depth = 0  # nesting depth of the node being read, for evaluations started inside one
 
     # --- entry points -----------------------------------------------------------------------
 
@@ -122,13 +166,7 @@ class ExprParser:
 
     def int_expr(self, node: ast.AST, what: str) -> Expr:
         """An integer expression (an extent, an index, a length)."""
-        value = self.value(node)
-        if isinstance(value, bool) or isinstance(value, float):
-            self.source.fail(node, f"{what} must be an integer, got {value!r}", VerifyError)
-        expr = self.typed(value, node, None)
-        if not is_int_dtype(dtype_of(expr)):
-            self.source.fail(node, f"{what} must be an integer, got a {dtype_of(expr)} value", VerifyError)
-        return expr
+        return self._run(self._int(node, what))
 
     def typed(self, value: Value, node: ast.AST, dtype: str | None) -> Expr:
         """``value`` as a TVM expression, converting a literal to ``dtype`` when given."""
@@ -136,17 +174,71 @@ class ExprParser:
             return value
         return self._literal_as(value, dtype or default_dtype(value), node)
 
-    # --- dispatch ---------------------------------------------------------------------------
-
     def value(self, node: ast.AST) -> Value:
         """An expression or an untyped Python literal."""
+        return self._run(node)
+
+    def buffer_access(self, node: ast.Subscript) -> tuple[SparseBuffer, list[Expr]]:
+        """The sparse buffer and coordinate indices of ``A[i, j]``, checked for arity."""
+        return self._run(self._access(node))
+
+    # --- evaluation -------------------------------------------------------------------------
+
+    def _run(self, start: Union[ast.AST, Step]) -> Any:
+        """The value of a node (or the result of a handler step), evaluated with an explicit
+        stack of suspended handlers; nodes nested deeper than ``MAX_EXPR_DEPTH`` are refused."""
+        base = self._depth
+        stack: list[tuple[Step, int]] = []
+        result: Any = None
+        pending: Any = start
+        try:
+            while True:
+                if isinstance(pending, Generator):
+                    stack.append((pending, base))
+                    result = None
+                elif pending is not None:
+                    depth = (stack[-1][1] if stack else base) + _nesting(pending)
+                    if depth > MAX_EXPR_DEPTH:
+                        self.source.fail(pending, f"this expression nests more than {MAX_EXPR_DEPTH} operations deep; split it (e.g. accumulate a long sum in several stores)", ScriptSyntaxError)
+                    self._depth = depth
+                    step = self._visit(pending)
+                    if isinstance(step, Generator):
+                        stack.append((step, depth))
+                        result = None
+                    else:
+                        result = step
+                if not stack:
+                    return result
+                handler, self._depth = stack[-1]
+                try:
+                    pending = handler.send(result)
+                except StopIteration as done:
+                    stack.pop()
+                    result, pending = done.value, None
+        finally:
+            self._depth = base
+
+    def _visit(self, node: ast.AST) -> Union[Value, Step]:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             what = _UNSUPPORTED_NAMES.get(type(node), f"'{type(node).__name__}' syntax")
             self.source.fail(node, f"{what} is not supported in a script expression", ScriptSyntaxError)
         return method(node)
 
+    def _int(self, node: ast.AST, what: str) -> Step:
+        value = yield node
+        if isinstance(value, bool) or isinstance(value, float):
+            self.source.fail(node, f"{what} must be an integer, got {value!r}", VerifyError)
+        expr = self.typed(value, node, None)
+        if not is_int_dtype(dtype_of(expr)):
+            self.source.fail(node, f"{what} must be an integer, got a {dtype_of(expr)} value", VerifyError)
+        return expr
+
+    # --- node handlers ----------------------------------------------------------------------
+
     def _Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, float) and math.isinf(node.value):
+            self.source.fail(node, "this float literal is too large (it overflows to infinity); write T.float32(\"inf\") for infinity", VerifyError)
         if isinstance(node.value, (bool, int, float)):
             return node.value
         if isinstance(node.value, str):
@@ -169,12 +261,11 @@ class ExprParser:
             return entity
         self.source.fail(node, f"'{node.id}' is a Python {type(entity).__name__}, which cannot be used in a script expression", VerifyError)
 
-    def _Subscript(self, node: ast.Subscript) -> Expr:
-        buffer, indices = self.buffer_access(node)
+    def _Subscript(self, node: ast.Subscript) -> Step:
+        buffer, indices = yield from self._access(node)
         return tirx.BufferLoad(buffer.buffer, indices, self.source.span(node))
 
-    def buffer_access(self, node: ast.Subscript) -> tuple[SparseBuffer, list[Expr]]:
-        """The sparse buffer and coordinate indices of ``A[i, j]``, checked for arity."""
+    def _access(self, node: ast.Subscript) -> Step:
         if not isinstance(node.value, ast.Name):
             self.source.fail(node.value, "only sparse buffers can be indexed, e.g. A[i, j]", ScriptSyntaxError)
         entity = self.lookup(node.value.id, node.value)
@@ -189,34 +280,40 @@ class ExprParser:
                 f"({', '.join(a.name for a in entity.axes)}) but is indexed with {len(items)} indices",
                 VerifyError,
             )
-        indices = [self.int_expr(item, f"index {k} of '{entity.name}'") for k, item in enumerate(items)]
+        indices = []
+        for k, item in enumerate(items):
+            indices.append((yield from self._int(item, f"index {k} of '{entity.name}'")))
         return entity, indices
 
-    def _BinOp(self, node: ast.BinOp) -> Value:
-        lhs, rhs = self.value(node.left), self.value(node.right)
-        if type(node.op) in _BITOPS:
-            symbol, build = _BITOPS[type(node.op)]
+    def _BinOp(self, node: ast.BinOp) -> Step:
+        op = type(node.op)
+        if op not in _BINOPS and op not in _BITOPS:
+            if op is ast.Pow:
+                self.source.fail(node, "'**' is not supported; use T.pow(a, b)", ScriptSyntaxError)
+            self.source.fail(node, f"operator {op.__name__} is not supported", ScriptSyntaxError)
+        lhs = yield node.left
+        rhs = yield node.right
+        if op in _BITOPS:
+            symbol, build = _BITOPS[op]
             a, b = self._unify(lhs, rhs, node, symbol)
             if not is_int_dtype(dtype_of(a)):
                 self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype_of(a)}", VerifyError)
             return build(a, b, self.source.span(node))
-        if type(node.op) not in _BINOPS:
-            if isinstance(node.op, ast.Pow):
-                self.source.fail(node, "'**' is not supported; use T.pow(a, b)", ScriptSyntaxError)
-            self.source.fail(node, f"operator {type(node.op).__name__} is not supported", ScriptSyntaxError)
-        symbol, build = _BINOPS[type(node.op)]
+        symbol, build = _BINOPS[op]
         a, b = self._unify(lhs, rhs, node, symbol)
         dtype = dtype_of(a)
-        if isinstance(node.op, ast.Div) and not is_float_dtype(dtype):
+        if op is ast.Div and not is_float_dtype(dtype):
             self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
-        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not is_int_dtype(dtype):
+        if op in (ast.FloorDiv, ast.Mod) and not is_int_dtype(dtype):
             self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype}", VerifyError)
         if dtype == "bool":
             self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
         return build(a, b, self.source.span(node))
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> Value:
-        operand = self.value(node.operand)
+    def _UnaryOp(self, node: ast.UnaryOp) -> Step:
+        if isinstance(node.op, ast.Invert):
+            self.source.fail(node, "operator '~' is not supported", ScriptSyntaxError)
+        operand = yield node.operand
         if isinstance(node.op, ast.Not):
             expr = self.typed(operand, node.operand, "bool")
             if dtype_of(expr) != "bool":
@@ -224,96 +321,98 @@ class ExprParser:
             return tirx.Not(expr, self.source.span(node))
         if isinstance(node.op, ast.UAdd):
             return operand
-        if isinstance(node.op, ast.USub):
-            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
-                return -operand
-            expr = self.typed(operand, node.operand, None)
-            if dtype_of(expr) == "bool":
-                self.source.fail(node, "unary '-' is not defined on a bool operand", VerifyError)
-            minus_one = literal_const(-1, dtype_of(expr))
-            return tirx.Mul(expr, minus_one, self.source.span(node))
-        self.source.fail(node, "operator '~' is not supported", ScriptSyntaxError)
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand
+        expr = self.typed(operand, node.operand, None)
+        if dtype_of(expr) == "bool":
+            self.source.fail(node, "unary '-' is not defined on a bool operand", VerifyError)
+        minus_one = literal_const(-1, dtype_of(expr))
+        return tirx.Mul(expr, minus_one, self.source.span(node))
 
-    def _BoolOp(self, node: ast.BoolOp) -> Expr:
+    def _BoolOp(self, node: ast.BoolOp) -> Step:
         build = tirx.And if isinstance(node.op, ast.And) else tirx.Or
         word = "and" if isinstance(node.op, ast.And) else "or"
-        operands = [self.expr(v, "bool") for v in node.values]
-        for value_node, operand in zip(node.values, operands):
+        operands = []
+        for value_node in node.values:
+            operand = self.typed((yield value_node), value_node, "bool")
             if dtype_of(operand) != "bool":
                 self.source.fail(value_node, f"'{word}' needs bool operands, got {dtype_of(operand)}", VerifyError)
+            operands.append(operand)
         result = operands[0]
         for operand in operands[1:]:
             result = build(result, operand, self.source.span(node))
         return result
 
-    def _Compare(self, node: ast.Compare) -> Expr:
-        terms = [node.left] + list(node.comparators)
-        values = [self.value(t) for t in terms]
-        result = None
-        for op, left, right in zip(node.ops, values, values[1:]):
+    def _Compare(self, node: ast.Compare) -> Step:
+        for op in node.ops:
             if type(op) not in _CMPOPS:
                 self.source.fail(node, f"comparison {type(op).__name__} is not supported", ScriptSyntaxError)
+        values = []
+        for term in [node.left, *node.comparators]:
+            values.append((yield term))
+        result = None
+        for op, left, right in zip(node.ops, values, values[1:]):
             a, b = self._unify(left, right, node, "comparison")
             cmp = _CMPOPS[type(op)](a, b, self.source.span(node))
             result = cmp if result is None else tirx.And(result, cmp, self.source.span(node))
         return result
 
-    def _Call(self, node: ast.Call) -> Value:
+    def _Call(self, node: ast.Call) -> Step:
         name = self.construct_name(node.func)
-        if node.keywords and name not in ("cast",):
-            self.source.fail(node.keywords[0], f"T.{name}() takes no keyword arguments", VerifyError)
+        keywords = self._keywords(node, name)
         args = node.args
         if name in VALUE_DTYPES:
             self._arity(node, name, 1, 1)
             if isinstance(args[0], ast.Constant) and args[0].value in ("inf", "-inf", "nan") and name.startswith("float"):
-                return literal_const(float(args[0].value), name)
-            value = self.value(args[0])
+                return literal_const(float(args[0].value), name, self.source.span(args[0]))
+            value = yield args[0]
             if isinstance(value, Expr):
                 return self._cast(value, name, node)
             return self._literal_as(value, name, args[0])
         if name == "cast":
             a = bind_args(self.source, node, name, ["value", "dtype"], [])
             dtype = self.dtype_arg(a["dtype"])
-            return self._cast(self.expr(a["value"]), dtype, node)
+            return self._cast(self.typed((yield a["value"]), a["value"], None), dtype, node)
         if name in UNARY_MATH:
             self._arity(node, name, 1, 1)
-            x = self.expr(args[0], "float32")
-            if not is_float_dtype(dtype_of(x)):
-                self.source.fail(args[0], f"T.{name} needs a float operand, got {dtype_of(x)}; cast it first", VerifyError)
-            return UNARY_MATH[name](x)
+            dtype = self.dtype_arg(keywords["dtype"]) if "dtype" in keywords else None
+            x = self.typed((yield args[0]), args[0], dtype or "float32")
+            self._check_math_dtype(node, name, dtype, [(args[0], x)])
+            return self._math(name, [x], self.source.span(node))
         if name in BINARY_MATH:
             self._arity(node, name, 2, 2)
-            lhs, rhs = self.value(args[0]), self.value(args[1])
-            if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
-                lhs, rhs = float(lhs), float(rhs)  # like T.exp(1): math on literals is on floats
-            a, b = self._unify(lhs, rhs, node, f"T.{name}")
-            if not is_float_dtype(dtype_of(a)):
-                self.source.fail(node, f"T.{name} needs float operands, got {dtype_of(a)}; cast them first", VerifyError)
-            return BINARY_MATH[name](a, b)
+            dtype = self.dtype_arg(keywords["dtype"]) if "dtype" in keywords else None
+            lhs, rhs = (yield args[0]), (yield args[1])
+            if dtype is not None:
+                a, b = self.typed(lhs, args[0], dtype), self.typed(rhs, args[1], dtype)
+            else:
+                if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
+                    # like T.exp(1): math on literals is on floats
+                    lhs, rhs = self._as_float(lhs, args[0]), self._as_float(rhs, args[1])
+                a, b = self._unify(lhs, rhs, node, f"T.{name}")
+            self._check_math_dtype(node, name, dtype, [(args[0], a), (args[1], b)])
+            return self._math(name, [a, b], self.source.span(node))
         if name in ("max", "min"):
             self._arity(node, name, 2, 2)
-            a, b = self._unify(self.value(args[0]), self.value(args[1]), node, f"T.{name}")
+            lhs, rhs = (yield args[0]), (yield args[1])
+            a, b = self._unify(lhs, rhs, node, f"T.{name}")
             build = tirx.Max if name == "max" else tirx.Min
             return build(a, b, self.source.span(node))
         if name == "abs":
             self._arity(node, name, 1, 1)
-            x = self.expr(args[0])
+            x = self.typed((yield args[0]), args[0], None)
             if dtype_of(x) == "bool":
                 self.source.fail(args[0], "T.abs needs a numeric operand, got bool", VerifyError)
             return tirx.abs(x)
-        if name == "select":
+        if name in ("select", "if_then_else"):
             self._arity(node, name, 3, 3)
-            cond = self.expr(args[0], "bool")
+            cond = self.typed((yield args[0]), args[0], "bool")
             if dtype_of(cond) != "bool":
-                self.source.fail(args[0], f"the condition of T.select must be bool, got {dtype_of(cond)}", VerifyError)
-            a, b = self._unify(self.value(args[1]), self.value(args[2]), node, "T.select")
-            return tirx.Select(cond, a, b, self.source.span(node))
-        if name == "if_then_else":
-            self._arity(node, name, 3, 3)
-            cond = self.expr(args[0], "bool")
-            if dtype_of(cond) != "bool":
-                self.source.fail(args[0], f"the condition of T.if_then_else must be bool, got {dtype_of(cond)}", VerifyError)
-            a, b = self._unify(self.value(args[1]), self.value(args[2]), node, "T.if_then_else")
+                self.source.fail(args[0], f"the condition of T.{name} must be bool, got {dtype_of(cond)}", VerifyError)
+            lhs, rhs = (yield args[1]), (yield args[2])
+            a, b = self._unify(lhs, rhs, node, f"T.{name}")
+            if name == "select":
+                return tirx.Select(cond, a, b, self.source.span(node))
             return tirx.if_then_else(cond, a, b, self.source.span(node))
         if name in ("min_value", "max_value"):
             self._arity(node, name, 1, 1)
@@ -357,7 +456,47 @@ class ExprParser:
             self.source.fail(node, f"unknown dtype {value!r}; expected one of {', '.join(VALUE_DTYPES)}", VerifyError)
         return value
 
+    def _keywords(self, node: ast.Call, name: str) -> dict[str, ast.AST]:
+        """The keyword arguments of an expression construct, by name; others are located errors."""
+        allowed = _KEYWORDS.get(name, ())
+        found: dict[str, ast.AST] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                self.source.fail(keyword, f"T.{name}() does not accept **kwargs", VerifyError)
+            if not allowed:
+                self.source.fail(keyword, f"T.{name}() takes no keyword arguments", VerifyError)
+            if keyword.arg not in allowed:
+                self.source.fail(keyword, f"T.{name}() got an unexpected keyword argument '{keyword.arg}'", VerifyError)
+            if keyword.arg in found:
+                self.source.fail(keyword, f"T.{name}() got multiple values for argument '{keyword.arg}'", VerifyError)
+            found[keyword.arg] = keyword.value
+        return found
+
+    def _check_math_dtype(self, node: ast.Call, name: str, dtype: str | None, operands: list[tuple[ast.AST, Expr]]) -> None:
+        """Math functions take floats; a ``dtype=`` keyword must name the operands' type."""
+        for arg, operand in operands:
+            if dtype is not None and dtype_of(operand) != dtype:
+                self.source.fail(arg, f"T.{name}(..., dtype=\"{dtype}\") got a {dtype_of(operand)} operand; the dtype of a math function is the type of its operands (cast with T.cast(x, \"{dtype}\"))", VerifyError)
+        got = dtype_of(operands[0][1])
+        if not is_float_dtype(got):
+            if len(operands) == 1:
+                self.source.fail(operands[0][0], f"T.{name} needs a float operand, got {got}; cast it first", VerifyError)
+            self.source.fail(node, f"T.{name} needs float operands, got {got}; cast them first", VerifyError)
+        if name in MATH_REFUSED:
+            self.source.fail(node, f"T.{name} cannot be compiled for the CPU (TVM has no code for it); write a - T.trunc(a / b) * b", VerifyError)
+
+    def _math(self, name: str, operands: list[Expr], span: Any) -> Expr:
+        """``T.<name>(operands)``, computed in float32 where TVM has no code for their type."""
+        build = UNARY_MATH.get(name) or BINARY_MATH[name]
+        dtype = dtype_of(operands[0])
+        if dtype not in MATH_VIA_FLOAT32.get(name, ()):
+            return build(*operands)
+        wide = [tirx.Cast("float32", x, span) for x in operands]
+        return tirx.Cast(dtype, build(*wide), span)
+
     def _arity(self, node: ast.Call, name: str, low: int, high: int) -> None:
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            self.source.fail(node, f"T.{name}() does not accept *args", VerifyError)
         count = len(node.args)
         if not low <= count <= high:
             want = str(low) if low == high else f"{low} to {high}"
@@ -367,9 +506,15 @@ class ExprParser:
     def _cast(self, expr: Expr, dtype: str, node: ast.AST) -> Expr:
         return tirx.Cast(dtype, expr, self.source.span(node))
 
+    def _as_float(self, value: Literal, node: ast.AST) -> float:
+        try:
+            return float(value)
+        except OverflowError as err:
+            raise self.source.error(node, f"literal {literal_text(value)} is too large for a float", VerifyError) from err
+
     def _literal_as(self, value: Literal, dtype: str, node: ast.AST) -> Expr:
         if dtype == "bool" and not isinstance(value, bool):
-            self.source.fail(node, f"expected a bool, got {value!r}", VerifyError)
+            self.source.fail(node, f"expected a bool, got {literal_text(value)}", VerifyError)
         if is_int_dtype(dtype):
             if isinstance(value, float):
                 self.source.fail(node, f"float literal {value!r} used where an {dtype} is expected", VerifyError)
@@ -377,18 +522,19 @@ class ExprParser:
             low = 0 if dtype.startswith("u") else -(2 ** (bits - 1))
             high = 2**bits - 1 if dtype.startswith("u") else 2 ** (bits - 1) - 1
             if not low <= int(value) <= high:
-                self.source.fail(node, f"literal {value} does not fit in {dtype}", VerifyError)
+                self.source.fail(node, f"literal {literal_text(value)} does not fit in {dtype}", VerifyError)
+        if is_float_dtype(dtype):
+            value = self._as_float(value, node)
         try:
-            return literal_const(value, dtype)
+            return literal_const(value, dtype, self.source.span(node))
         except ValueError as err:  # TVM's own range checks, e.g. 1e39 as a float32
-            raise self.source.error(node, f"literal {value!r} does not fit in {dtype}", VerifyError) from err
+            raise self.source.error(node, f"literal {literal_text(value)} does not fit in {dtype}", VerifyError) from err
 
     def _unify(self, lhs: Value, rhs: Value, node: ast.AST, what: str) -> tuple[Expr, Expr]:
         """Both operands as expressions of one type (literals adopt the other side's type)."""
         if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
             if isinstance(lhs, float) or isinstance(rhs, float):
                 dtype = "float32"
-                lhs, rhs = float(lhs), float(rhs)
             else:
                 dtype = default_dtype(lhs)
                 if dtype != "bool" and default_dtype(rhs) == "int64":
@@ -408,4 +554,4 @@ class ExprParser:
         self.source.fail(node, f"operands of {what!r} have different types {a} and {b}; cast one with T.cast(x, dtype)", VerifyError)
 
 
-__all__ = ["ExprParser", "default_dtype", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "tvm"]
+__all__ = ["MAX_EXPR_DEPTH", "ExprParser", "default_dtype", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "literal_text", "tvm"]

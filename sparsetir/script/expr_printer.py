@@ -3,12 +3,17 @@
 Parentheses follow Python precedence; a right operand of equal precedence is parenthesized so
 ``a - (b - c)`` keeps its shape. Constants other than int32 and bool carry their type
 (``T.float32(0)``, ``T.int64(3)``) so that no context is needed to read them back.
+
+Like the parser, the printer walks with an explicit stack: a step for a node with operands is a
+generator that yields each operand and is sent back its ``(text, precedence)``, so an
+expression of any depth prints without Python recursion.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Generator
+from typing import Any, Callable, Union
 
 from .._tvm import TensorLoad, Var, tirx, tvm
 from ..errors import SparseTIRError
@@ -53,8 +58,17 @@ def _op_names() -> dict[str, str]:
 _CALL_NAMES = _op_names()
 
 
+Text = tuple[str, int]  # printed text and its precedence
+Step = Generator[Any, Text, Text]
+
+
 class ExprPrinter:
-    """Prints expressions; ``name_of(var)`` gives each variable's script name."""
+    """Prints expressions; ``name_of(var)`` gives each variable's script name.
+
+    ``step(e)`` prints one node: it returns ``(text, precedence)``, or a generator that yields the
+    node's operands and receives their ``(text, precedence)``. A subclass that prints some nodes
+    its own way overrides ``step`` and defers to ``super().step(e)`` for the others.
+    """
 
     def __init__(self, name_of: Callable[[Var], str], alias: str = "T"):
         self.name_of = name_of
@@ -63,8 +77,32 @@ class ExprPrinter:
     def __call__(self, expr: Any) -> str:
         return self.text(expr)[0]
 
-    def text(self, e: Any) -> tuple[str, int]:
+    def text(self, e: Any) -> Text:
         """(text, precedence) of an expression."""
+        stack: list[Step] = []
+        result: Any = None
+        pending: Any = e
+        root = True
+        while True:
+            if pending is not None:
+                # A subclass may still override text() for its own nodes: consult it for operands.
+                step = self.step(pending) if root or type(self).text is ExprPrinter.text else self.text(pending)
+                root = False
+                if isinstance(step, Generator):
+                    stack.append(step)
+                    result = None
+                else:
+                    result = step
+            if not stack:
+                return result
+            try:
+                pending = stack[-1].send(result)
+            except StopIteration as done:
+                stack.pop()
+                result, pending = done.value, None
+
+    def step(self, e: Any) -> Union[Text, Step]:
+        """One node's (text, precedence), or a generator over its operands (see the class)."""
         T = self.alias
         if isinstance(e, tirx.IntImm):
             dtype = str(e.ty.dtype)
@@ -76,33 +114,47 @@ class ExprPrinter:
         if isinstance(e, tirx.FloatImm):
             return f"{T}.{e.ty.dtype}({_float_text(e.value)})", _ATOM
         if isinstance(e, TensorLoad):
-            indices = ", ".join(self(i) for i in e.indices)
-            return f"{self.name_of(e.source)}[{indices}]", _ATOM
+            return self.call(self.name_of(e.source), list(e.indices), "[]")
         if isinstance(e, Var):
             return self.name_of(e), _ATOM
         if type(e) in _BINARY:
-            symbol, prec = _BINARY[type(e)]
-            left, lp = self.text(e.a)
-            right, rp = self.text(e.b)
-            if lp < prec or (prec == 4 and lp <= prec):
-                left = f"({left})"
-            if rp <= prec:
-                right = f"({right})"
-            return f"{left} {symbol} {right}", prec
+            return self._binary(e)
         if isinstance(e, tirx.Not):
-            inner, p = self.text(e.a)
-            return f"not {inner if p >= 3 else '(' + inner + ')'}", 3
+            return self._not(e)
         if isinstance(e, tirx.Cast):
-            return f'{T}.cast({self(e.value)}, "{e.ty.dtype}")', _ATOM
+            return self._cast(e)
         if isinstance(e, (tirx.Min, tirx.Max)):
-            name = "min" if isinstance(e, tirx.Min) else "max"
-            return f"{T}.{name}({self(e.a)}, {self(e.b)})", _ATOM
+            return self.call(f"{T}.{'min' if isinstance(e, tirx.Min) else 'max'}", [e.a, e.b])
         if isinstance(e, tirx.Select):
-            return f"{T}.select({self(e.condition)}, {self(e.true_value)}, {self(e.false_value)})", _ATOM
+            return self.call(f"{T}.select", [e.condition, e.true_value, e.false_value])
         if isinstance(e, tvm.ir.Call) and e.op.name in _CALL_NAMES:
-            args = ", ".join(self(a) for a in e.args)
-            return f"{T}.{_CALL_NAMES[e.op.name]}({args})", _ATOM
+            return self.call(f"{T}.{_CALL_NAMES[e.op.name]}", list(e.args))
         raise SparseTIRError(f"cannot print expression {e!r} ({type(e).__name__}) as a script")
+
+    def call(self, head: str, operands: list[Any], brackets: str = "()") -> Step:
+        """``head(a, b, ...)`` (or ``head[a, b]``) over printed operands."""
+        texts = []
+        for operand in operands:
+            texts.append((yield operand)[0])
+        return f"{head}{brackets[0]}{', '.join(texts)}{brackets[1]}", _ATOM
+
+    def _binary(self, e: Any) -> Step:
+        symbol, prec = _BINARY[type(e)]
+        left, lp = yield e.a
+        right, rp = yield e.b
+        if lp < prec or (prec == 4 and lp <= prec):
+            left = f"({left})"
+        if rp <= prec:
+            right = f"({right})"
+        return f"{left} {symbol} {right}", prec
+
+    def _not(self, e: Any) -> Step:
+        inner, p = yield e.a
+        return f"not {inner if p >= 3 else '(' + inner + ')'}", 3
+
+    def _cast(self, e: Any) -> Step:
+        value, _ = yield e.value
+        return f'{self.alias}.cast({value}, "{e.ty.dtype}")', _ATOM
 
 
 def _float_text(value: float) -> str:
