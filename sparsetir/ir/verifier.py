@@ -1,7 +1,8 @@
 """The stage-I verifier: checks a ``SparseFunction`` is a valid program.
 
 It runs after parsing and after every stage-I pass and schedule step, so IR built by code (not
-only by the parser) is held to the same rules. Errors point at the span of the offending node.
+only by the parser) is held to the same rules. Errors point at the span of the offending node
+(a literal carries its own span, so a bad extent is pointed at, not just its declaration).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from .buffer import SparseBuffer
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
 
+#: The largest literal extent or coordinate: positions are int32 in the lowered loops.
+MAX_LITERAL_EXTENT = 2**31 - 1
+
 
 def verify(func: SparseFunction) -> SparseFunction:
     """Raise ``VerifyError`` at the first rule ``func`` breaks; return it unchanged otherwise."""
@@ -29,6 +33,18 @@ def _fail(message: str, span: Optional[Span]) -> VerifyError:
     name = str(span.source_name.name) if span.source_name is not None else "<script>"
     text = linecache.getline(name, span.line) or None
     return VerifyError(message, name, span.line, span.column, text, span.end_column if span.end_line == span.line else None)
+
+
+def _span_of(node: Any, fallback: Optional[Span]) -> Optional[Span]:
+    span = getattr(node, "span", None)
+    return span if isinstance(span, Span) else fallback
+
+
+def _literal(expr: Any) -> Optional[int]:
+    """The value of an integer literal, else None."""
+    if isinstance(expr, tirx.IntImm) and str(expr.ty.dtype) != "bool":
+        return int(expr.value)
+    return None
 
 
 def _vars_in(expr: Any) -> list[Var]:
@@ -50,6 +66,7 @@ class _Verifier:
         self.axes: dict[str, Axis] = {}
         self.buffers: dict[Any, SparseBuffer] = {}
         self.iteration_names: set[str] = set()
+        self.handle_roles: dict[str, str] = {}  # handle name -> "indptr", "indices" or "data"
 
     def run(self) -> None:
         level = self.func.attrs.get("sparse_tir_level") if self.func.attrs else None
@@ -95,8 +112,30 @@ class _Verifier:
             raise _fail(f"sparse axis '{axis.name}' needs an indices handle", axis.span)
         self._param(axis.indptr, f"indptr of axis '{axis.name}'", axis.span)
         self._param(axis.indices, f"indices of axis '{axis.name}'", axis.span)
+        self._role(axis.indptr, "indptr", f"axis '{axis.name}'", axis.span)
+        self._role(axis.indices, "indices", f"axis '{axis.name}'", axis.span)
         self._check_scalars(axis.length, axis.span)
+        for what, extent in (("length", axis.length), ("nnz", axis.nnz), ("nnz_cols", axis.nnz_cols)):
+            self._extent(extent, f"the {what} of axis '{axis.name}'", axis.span)
         self.axes[axis.name] = axis
+
+    def _extent(self, expr: Any, what: str, span: Optional[Span]) -> None:
+        """A literal extent is a non-negative int32 (what the lowered loops count in)."""
+        value = _literal(expr)
+        if value is None:
+            return
+        if value < 0:
+            raise _fail(f"{what} is {value}; an extent cannot be negative", _span_of(expr, span))
+        if value > MAX_LITERAL_EXTENT:
+            raise _fail(f"{what} is {value}, beyond the largest extent {MAX_LITERAL_EXTENT} (int32)", _span_of(expr, span))
+
+    def _role(self, var: Optional[Var], role: str, user: str, span: Optional[Span]) -> None:
+        """A handle is one kind of array: the indptr of axes, their indices, or a buffer's values."""
+        if var is None:
+            return
+        previous = self.handle_roles.setdefault(var.name, role)
+        if previous != role:
+            raise _fail(f"handle '{var.name}' is already the {previous} array of another declaration; it cannot also be the {role} array of {user}", span)
 
     def _check_scalars(self, expr: Any, span: Optional[Span]) -> None:
         for var in _vars_in(expr):
@@ -122,6 +161,9 @@ class _Verifier:
             raise _fail(f"buffer '{buf.name}' has a shape of rank {len(buf.buffer.ty.shape)} for {len(buf.axes)} axes", buf.span)
         if buf.handle is not None:
             self._param(buf.handle, f"data of buffer '{buf.name}'", buf.span)
+            self._role(buf.handle, "data", f"buffer '{buf.name}'", buf.span)
+        if buf.extra_storage is not None:
+            self._extent(buf.extra_storage, f"the extra_storage of buffer '{buf.name}'", buf.span)
         self.buffers[buf.buffer] = buf
 
     def statement(self, stmt: Any, iterated: list[Axis], reduce_vars: list[Var], in_iteration: bool) -> None:
@@ -164,6 +206,11 @@ class _Verifier:
         own_reduce = it.reduce_vars()
         if it.init is not None and not own_reduce:
             raise _fail(f"T.init() in sparse iteration '{it.name}', which has no reduction ('R') iterator", it.span)
+        if it.init is not None and not it.init:
+            raise _fail(f"the T.init() block of sparse iteration '{it.name}' is empty; leave it out", it.span)
+        if not it.body:
+            what = "only a T.init() block and no update" if it.init is not None else "an empty body"
+            raise _fail(f"sparse iteration '{it.name}' has {what}; its body must store into a buffer (or hold a nested T.sp_iter)", it.span)
         for stmt in it.init or []:
             if not isinstance(stmt, tirx.BufferStore):
                 raise _fail("a T.init() block may contain only buffer stores", it.span)
@@ -184,6 +231,7 @@ class _Verifier:
                         f"the store into '{buf.name}' is indexed by reduction iterator '{var.name}'; a reduction writes an output that does not depend on its 'R' iterators (make it 'S')",
                         stmt.span,
                     )
+        self._coordinates(buf, stmt.indices, stmt.span)
         value_dtype = str(stmt.value.ty.dtype)
         if value_dtype != buf.dtype:
             raise _fail(f"storing a {value_dtype} value into '{buf.name}' of dtype {buf.dtype}", stmt.span)
@@ -192,14 +240,26 @@ class _Verifier:
             self._loads(index, stmt.span)
 
     def _loads(self, expr: Any, span: Optional[Span]) -> None:
+        loads: list[Any] = []
+
         def visit(node: Any) -> bool:
             if isinstance(node, TensorLoad):
-                source = node.source
-                buf = self.buffers.get(source)
-                if buf is None:
-                    raise _fail(f"load from '{source.name}', which is not a sparse buffer of {self.func.name}", span)
-                if len(node.indices) != len(buf.axes):
-                    raise _fail(f"sparse buffer '{buf.name}' has {len(buf.axes)} axes but is indexed with {len(node.indices)} indices", getattr(node, "span", None) or span)
+                loads.append(node)
             return True
 
-        structural_walk(expr, visit)
+        structural_walk(expr, visit)  # errors are raised out here: one raised in a callback would
+        for node in loads:  # reach the caller as TVM's RuntimeError
+            source = node.source
+            buf = self.buffers.get(source)
+            if buf is None:
+                raise _fail(f"load from '{source.name}', which is not a sparse buffer of {self.func.name}", span)
+            if len(node.indices) != len(buf.axes):
+                raise _fail(f"sparse buffer '{buf.name}' has {len(buf.axes)} axes but is indexed with {len(node.indices)} indices", getattr(node, "span", None) or span)
+            self._coordinates(buf, node.indices, _span_of(node, span))
+
+    def _coordinates(self, buf: SparseBuffer, indices: Any, span: Optional[Span]) -> None:
+        """A literal coordinate is a non-negative int32."""
+        for axis, index in zip(buf.axes, indices):
+            value = _literal(index)
+            if value is not None and not 0 <= value <= MAX_LITERAL_EXTENT:
+                raise _fail(f"coordinate {value} of axis '{axis.name}' in '{buf.name}' is outside [0, {MAX_LITERAL_EXTENT}]", _span_of(index, span))

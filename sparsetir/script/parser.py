@@ -468,8 +468,10 @@ class FunctionParser:
         if len(kinds) != count:
             self.source.fail(kinds_node, f"kinds string {kinds!r} has {len(kinds)} letters but the iteration has {count} iterator{'s' if count != 1 else ''}", VerifyError)
         name_node = a["name"]
-        if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)) or not name_node.value.isidentifier():
-            self.source.fail(name_node, "the name of a sparse iteration must be a string literal identifier", VerifyError)
+        if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
+            self.source.fail(name_node, "the name of a sparse iteration must be a string literal such as \"csrmm\"", VerifyError)
+        if not C.is_iteration_name(name_node.value):
+            self.source.fail(name_node, f"the name of a sparse iteration is letters, digits, '_', '-' and '.' (at most {C.MAX_NAME_LENGTH}), e.g. \"rgcn-homo-forward\"", VerifyError)
         if targets is None:
             self.source.fail(stmt, f"T.sp_iter needs 'as [{', '.join('i' + str(k) for k in range(count))}]' naming its {count} iterators", VerifyError)
         names_nodes = targets.elts if isinstance(targets, (ast.List, ast.Tuple)) else [targets]
@@ -514,6 +516,8 @@ class FunctionParser:
             if not isinstance(sub, (ast.Assign, ast.AugAssign, ast.Pass)):
                 self.source.fail(sub, "a T.init() block may contain only buffer stores", VerifyError)
             out.extend(self._statement(sub, in_iteration=True))
+        if not out:
+            self.source.fail(stmt, "this T.init() block is empty; leave it out", VerifyError)
         return out
 
     def _iter_entry(self, node: ast.AST) -> Any:
