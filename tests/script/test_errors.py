@@ -147,10 +147,10 @@ def f(m: T.int32, m: T.int32) -> None:
     with T.sp_iter([I], "S", "s") as [i, j]:
         B[i] = x
 """, "T.sp_iter binds 1 iterators but 2 names are given", L1, 38),
-    case("iteration-name-not-identifier", """
+    case("iteration-name-with-spaces", """
     with T.sp_iter([I], "S", "not a name") as [i]:
         B[i] = x
-""", "the name of a sparse iteration must be a string literal identifier", L1, 30),
+""", "the name of a sparse iteration is letters, digits, '_', '-' and '.'", L1, 30),
     case("parent-not-iterated", """
     with T.sp_iter([J], "S", "s") as [j]:
         T.evaluate(0)
