@@ -23,8 +23,7 @@ from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule import cpu_recipes as recipes
 from ..schedule.schedule import Schedule
-from ..transforms.lower_sparse_buffer import lower_sparse_buffer
-from ..transforms.lower_sparse_iter import lower_sparse_iter
+from ..transforms import pipeline
 from ..transforms.partition import partition_rows
 from . import scripts
 from .fuse_rows import fold_row_epilogue, fuse_row_loops
@@ -48,6 +47,11 @@ def vector_lanes(dtype: str) -> int:
     return 64 // (8 if dtype == "float64" else 4)
 
 
+def _stage2(script: SparseFunction) -> Stage2Function:
+    """A kernel script at stage II, as LowerSparseIter writes it (where the recipes start)."""
+    return pipeline.lower(script, until=pipeline.STAGE_II)
+
+
 def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: bool = False) -> Stage2Function:
     return partition_rows(f2, block, "part", "P", parallel=parallel)
 
@@ -55,7 +59,7 @@ def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: boo
 def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2Function:
     """``f2`` scheduled by ``apply`` through ``sparsetir.Schedule``: the recipes call TVM's
     primitives by name on it, and each step is guarded, checked and recorded as a user's is."""
-    sch = Schedule(f2)
+    sch = Schedule(f2, round_trip=False)  # tests/script/test_stage2_roundtrip.py round-trips every ops kernel
     apply(sch)
     return sch.func
 
@@ -89,7 +93,7 @@ def _split_spmm_like(script: SparseFunction, name: str, main: int, tail: int,
                      lanes: int) -> Stage2Function:
     """An SpMM-shaped main + tail script (row iterations ``name`` and ``name_tail``): one
     nnz-balanced partition for both, each part register-tiled at its own width."""
-    f2 = _partitioned(lower_sparse_iter(script), [f"{name}0", f"{name}_tail0"], parallel=True)
+    f2 = _partitioned(_stage2(script), [f"{name}0", f"{name}_tail0"], parallel=True)
 
     def schedule(s: Schedule) -> None:
         recipes.schedule_spmm(s, f"{name}0", f"{name}1", main, lanes, parallel=False)
@@ -103,7 +107,7 @@ def make_spmm(key: KernelKey) -> Stage2Function:
     lanes = vector_lanes(key.dtype)
     split = split_width(key.feat, lanes)
     if split is None:
-        f2 = _partitioned(lower_sparse_iter(scripts.spmm_script(key.feat, key.dtype)), "spmm0")
+        f2 = _partitioned(_stage2(scripts.spmm_script(key.feat, key.dtype)), "spmm0")
         return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, lanes))
     main, tail = split
     return _split_spmm_like(scripts.spmm_split_script(main, tail, key.dtype), "spmm", main, tail, lanes)
@@ -125,7 +129,7 @@ def make_sddmm(key: KernelKey) -> Stage2Function:
     else:
         script = scripts.sddmm_script(key.feat, key.dtype)
         schedule = lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes, parallel=False)
-    f2 = _scheduled(fuse_row_loops(_partitioned(lower_sparse_iter(script), list(blocks), parallel=True), *blocks),
+    f2 = _scheduled(fuse_row_loops(_partitioned(_stage2(script), list(blocks), parallel=True), *blocks),
                     schedule)
     # With vectors, the schedule leaves one store of each dot product (the lane sum's copy out):
     # the scaling folds into it. Scalar dot products accumulate in O, so the scaling stays a loop.
@@ -143,11 +147,11 @@ def make_segment_sum(key: KernelKey) -> Stage2Function:
     awkward widths as full vectors plus a tail (``split_width``)."""
     lanes = vector_lanes(key.dtype)
     if key.feat * (64 // lanes) >= STREAMED_ROW_BYTES:
-        f2 = _partitioned(lower_sparse_iter(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
+        f2 = _partitioned(_stage2(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
         return _scheduled(f2, lambda s: recipes.schedule_spmm_rowwise(s, "segment_sum0", "segment_sum1", key.feat, lanes))
     split = split_width(key.feat, lanes)
     if split is None:
-        f2 = _partitioned(lower_sparse_iter(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
+        f2 = _partitioned(_stage2(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
         return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "segment_sum0", "segment_sum1", key.feat, lanes))
     main, tail = split
     return _split_spmm_like(scripts.segment_sum_split_script(main, tail, key.dtype), "segment_sum", main, tail,
@@ -161,10 +165,10 @@ def make_bsr_spmm(key: KernelKey) -> Stage2Function:
     lanes = vector_lanes(key.dtype)
     split = split_width(key.feat, lanes)
     if split is None:
-        f2 = lower_sparse_iter(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
+        f2 = _stage2(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
         return _scheduled(f2, lambda s: recipes.schedule_bsr_spmm(s, "bsr_spmm0", "bsr_spmm1", key.feat, lanes))
     main, tail = split
-    f2 = lower_sparse_iter(scripts.bsr_spmm_split_script(br, bc, main, tail, key.dtype))
+    f2 = _stage2(scripts.bsr_spmm_split_script(br, bc, main, tail, key.dtype))
 
     def schedule(s: Schedule) -> None:
         recipes.schedule_bsr_spmm(s, "bsr_spmm0", "bsr_spmm1", main, lanes)
@@ -179,10 +183,10 @@ def make_ell_spmm(key: KernelKey) -> Stage2Function:
     lanes = vector_lanes(key.dtype)
     split = split_width(key.feat, lanes)
     if split is None:
-        f2 = lower_sparse_iter(scripts.ell_spmm_script(key.feat, key.dtype))
+        f2 = _stage2(scripts.ell_spmm_script(key.feat, key.dtype))
         return _scheduled(f2, lambda s: recipes.schedule_ell_spmm(s, "ell_spmm0", key.feat, lanes))
     main, tail = split
-    f2 = lower_sparse_iter(scripts.ell_spmm_split_script(main, tail, key.dtype))
+    f2 = _stage2(scripts.ell_spmm_split_script(main, tail, key.dtype))
 
     def schedule(s: Schedule) -> None:
         recipes.schedule_spmm(s, "ell_spmm0", "ell_main0", main, lanes)
@@ -193,7 +197,7 @@ def make_ell_spmm(key: KernelKey) -> Stage2Function:
 
 def make_softmax(key: KernelKey) -> Stage2Function:
     """Sparse softmax: nnz-balanced row chunks in parallel."""
-    return _partitioned(lower_sparse_iter(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
+    return _partitioned(_stage2(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
 
 
 #: Operations whose kernels are built with ``REASSOCIATING`` target options.
@@ -219,7 +223,7 @@ def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
     if not key.prefetch:
         return build(f2, target=target, cache=cache)
     # The prefetch is a stage-III rewrite, so lower here and keep stage II's structure checks.
-    f3 = prefetch_gathered_rows(lower_sparse_buffer(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz",
+    f3 = prefetch_gathered_rows(pipeline.lower(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz",
                                 max_lines=key.prefetch_lines)
     return build(f3, target=target, constraints=constraints_of(f2), cache=cache)
 

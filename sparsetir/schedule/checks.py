@@ -20,19 +20,24 @@ from ..ir.stage2 import ALLOCATED, Stage2Function
 from ..script.api import parse
 
 
-def check_stage2(f2: Stage2Function) -> str:
-    """The stage-II script of ``f2``, or ``ScheduleError`` saying which check it fails."""
+def check_stage2(f2: Stage2Function, round_trip: bool = True) -> str:
+    """The stage-II script of ``f2``, or ``ScheduleError`` saying which check it fails
+    (``round_trip=False``: all but the parse-back)."""
     params = list(f2.prim.params)
     for meta in f2.buffers:
         if meta.role != ALLOCATED and not any(p.same_as(meta.buffer) for p in params):
             raise ScheduleError(f"the step would detach sparse buffer '{meta.name}' from the function's parameters")
     _well_formed(f2.func)
+    if not round_trip:
+        return f2.script()
     return _round_trip(f2, Stage2Function.script, parse)
 
 
-def check_stage3(prim: tirx.PrimFunc) -> str:
+def check_stage3(prim: tirx.PrimFunc, round_trip: bool = True) -> str:
     """The TVMScript of ``prim``, or ``ScheduleError`` saying which check it fails."""
     _well_formed(prim)
+    if not round_trip:
+        return prim.script()
     return _round_trip(prim, tirx.PrimFunc.script, tvm.script.from_source)
 
 

@@ -48,9 +48,16 @@ class Schedule:
     At stages II and III the TVM primitives listed in ``tvm_primitives`` are methods of this
     object (``sch.split(loop, [None, 8])``); the block and loop handles they return stay valid
     for later calls, including after a refused step.
+
+    After every step the program is checked (``checks.py``): sparse buffers still parameters,
+    TVM's well-formedness, and that its script parses back to an equal program. The last check
+    re-reads the script (about 10 ms a step); ``round_trip=False`` skips it, for schedules
+    already known to print faithfully (the ``sparsetir.ops`` recipes, whose kernels the tests
+    round-trip).
     """
 
-    def __init__(self, func: Any):
+    def __init__(self, func: Any, *, round_trip: bool = True):
+        self.round_trip = round_trip
         self._stage, self._func, self._tvm = _start(func)
         self.history = History(self._checked_script(), stage=self._stage)
 
@@ -108,7 +115,7 @@ class Schedule:
         """Move to stage II: lower the sparse iterations to loops and blocks in position space."""
         self._require_stage(1, "lower_sparse_iter")
         tvm_sch = _tvm_schedule(pipeline.lower(self._func, until=pipeline.STAGE_II).func)
-        script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]))
+        script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]), self.round_trip)
         self._stage, self._func, self._tvm = 2, None, tvm_sch
         self._record("lower_sparse_iter", {}, script)
 
@@ -117,7 +124,7 @@ class Schedule:
         self._require_stage(2, "lower_sparse_buffer")
         stage2 = Stage2Function.from_func(copy.deepcopy(self._tvm.mod["main"]))
         tvm_sch = _tvm_schedule(pipeline.lower(stage2))
-        script = check_stage3(tvm_sch.mod["main"])
+        script = check_stage3(tvm_sch.mod["main"], self.round_trip)
         self._stage, self._tvm = 3, tvm_sch
         self._record("lower_sparse_buffer", {}, script)
 
@@ -137,7 +144,7 @@ class Schedule:
         try:
             new = partition_rows(self.func, block, parts, count)
             tvm_sch = _tvm_schedule(new.func)
-            script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]))
+            script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]), self.round_trip)
         except Exception as err:
             raise _refusal("partition_rows", err) from err
         self._tvm = tvm_sch
@@ -223,8 +230,8 @@ class Schedule:
         if self._stage == 1:
             return self._func.script()
         if self._stage == 2:
-            return check_stage2(self.func)
-        return check_stage3(self.func)
+            return check_stage2(self.func, self.round_trip)
+        return check_stage3(self.func, self.round_trip)
 
     def _require_stage(self, stage: int, primitive: str) -> None:
         if self._stage != stage:

@@ -124,7 +124,7 @@ def test_step_failing_the_program_check_is_rolled_back(monkeypatch):
     sch = at_stage2("csr_spmm")
     j, k = sch.get_loops(sch.get_sblock("csr_spmm1"))
 
-    def broken(f2):
+    def broken(f2, round_trip=True):
         raise sparsetir.ScheduleError("the step would detach sparse buffer 'A' from the function's parameters")
 
     monkeypatch.setattr("sparsetir.schedule.schedule.check_stage2", broken)
