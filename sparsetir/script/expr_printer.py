@@ -82,12 +82,9 @@ class ExprPrinter:
         stack: list[Step] = []
         result: Any = None
         pending: Any = e
-        root = True
         while True:
             if pending is not None:
-                # A subclass may still override text() for its own nodes: consult it for operands.
-                step = self.step(pending) if root or type(self).text is ExprPrinter.text else self.text(pending)
-                root = False
+                step = self.step(pending)
                 if isinstance(step, Generator):
                     stack.append(step)
                     result = None

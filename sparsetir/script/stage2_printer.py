@@ -49,11 +49,11 @@ ITER_KINDS = {
 class Stage2ExprPrinter(ExprPrinter):
     """Stage-I expression printing plus the integer (truncating) division TVM may introduce."""
 
-    def text(self, e: Any) -> tuple[str, int]:
+    def step(self, e: Any) -> Any:
         if isinstance(e, (tirx.Div, tirx.Mod)) and not str(e.ty.dtype).startswith("float"):
             name = "truncdiv" if isinstance(e, tirx.Div) else "truncmod"
-            return f"{self.alias}.{name}({self(e.a)}, {self(e.b)})", 13
-        return super().text(e)
+            return self.call(f"{self.alias}.{name}", [e.a, e.b])
+        return super().step(e)
 
 
 def is_const(e: Any, value: int) -> bool:
