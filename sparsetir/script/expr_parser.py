@@ -34,6 +34,10 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 #: 2 (a load is an operation, a name or literal is not), a chain ``x and y and z`` 2 as well. TVM's C++ passes recurse over expressions, and
 #: Python's own parser gives up near 3,000 levels; 1,000 keeps both far from their limits.
 MAX_EXPR_DEPTH = 1000
+#: how many casts may nest inside one another (``T.int32(T.int64(x) + 1)`` is two)
+MAX_CAST_DEPTH = 8
+#: the most operations an expression may expand to when shared operands are counted each time
+MAX_TREE_SIZE = 100_000
 #: The keyword arguments each expression construct takes (math functions take the reference
 #: implementation's ``dtype=``, which must be the type of their operands).
 _KEYWORDS = {"cast": ("value", "dtype"), **{name: ("dtype",) for name in (*UNARY_MATH, *BINARY_MATH)}}
@@ -79,6 +83,50 @@ def literal_text(value: Literal) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
         return f"{'-' if value < 0 else ''}<an integer of {value.bit_length()} bits>"
     return repr(value)
+
+
+def _children(node: Any) -> list[Any]:
+    fields = ("a", "b", "value", "condition", "true_value", "false_value")
+    out = [c for c in (getattr(node, f, None) for f in fields) if isinstance(c, Expr)]
+    return out + [c for c in getattr(node, "args", []) if isinstance(c, Expr)]
+
+
+def _cast_depth(expr: Any) -> int:
+    """The most casts on one path from ``expr`` down to a leaf (one visit per distinct node)."""
+    depth: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        key = node.__chandle__()
+        if key in depth and not done:
+            continue
+        children = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children)
+            continue
+        below = max((depth[c.__chandle__()] for c in children), default=0)
+        depth[key] = below + isinstance(node, tirx.Cast)
+    return depth[expr.__chandle__()]
+
+
+def _tree_size(expr: Any, limit: int) -> int:
+    """How many nodes ``expr`` has as a tree (shared operands counted at every use), stopping
+    soon after ``limit``; computed over the DAG, so it costs one visit per distinct node."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        key = node.__chandle__()
+        if key in sizes and not done:
+            continue
+        children = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children)
+            continue
+        sizes[key] = min(limit + 1, 1 + sum(sizes.get(c.__chandle__(), 0) for c in children))
+    return sizes[expr.__chandle__()]
 
 
 def _nesting(node: ast.AST) -> int:
@@ -403,7 +451,11 @@ class ExprParser:
             x = self.typed((yield args[0]), args[0], None)
             if dtype_of(x) == "bool":
                 self.source.fail(args[0], "T.abs needs a numeric operand, got bool", VerifyError)
-            return tirx.abs(x)
+            result = tirx.abs(x)
+            if _tree_size(result, MAX_TREE_SIZE) > MAX_TREE_SIZE:
+                # an integer T.abs repeats its operand (x >= 0 ? x : -x): nested, the tree doubles each time
+                self.source.fail(node, f"this T.abs expands to more than {MAX_TREE_SIZE} operations; compute the operand first", VerifyError)
+            return result
         if name in ("select", "if_then_else"):
             self._arity(node, name, 3, 3)
             cond = self.typed((yield args[0]), args[0], "bool")
@@ -504,6 +556,9 @@ class ExprParser:
             self.source.fail(node, f"T.{name}() takes {want} argument{plural} but {count} were given", VerifyError)
 
     def _cast(self, expr: Expr, dtype: str, node: ast.AST) -> Expr:
+        if _cast_depth(expr) >= MAX_CAST_DEPTH:
+            # TVM's simplifier takes time exponential in how many casts nest (20 deep: seconds)
+            self.source.fail(node, f"casts nest at most {MAX_CAST_DEPTH} deep inside one another", VerifyError)
         return tirx.Cast(dtype, expr, self.source.span(node))
 
     def _as_float(self, value: Literal, node: ast.AST) -> float:

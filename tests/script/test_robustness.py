@@ -303,3 +303,27 @@ def test_odd_arguments_are_located_errors(body: str, message: str, line: int, co
     err = _error(HEADER + body)
     assert message in err.message, err.message
     assert (err.line, err.col) == (line, col), str(err)
+
+
+def test_casts_nest_at_most_max_cast_depth():
+    """TVM's simplifier is exponential in nested casts: nine deep is refused at the ninth."""
+    from sparsetir.script.expr_parser import MAX_CAST_DEPTH
+
+    inner = "A[i, j]"
+    for _ in range(MAX_CAST_DEPTH):
+        inner = f"T.cast({inner}, \"float32\")"
+    ok = sparsetir.parse(_store(inner))
+    _roundtrip(ok)
+    deeper = f"T.cast({inner}, \"float32\")"
+    _check(_store(deeper), VerifyError, f"casts nest at most {MAX_CAST_DEPTH} deep", L1 + 1, len(STORE) + 1)
+
+
+def test_nested_integer_abs_is_refused_before_it_explodes():
+    """An integer T.abs uses its operand three times; nested, the tree grows 3x per level."""
+    inner = "i"
+    for _ in range(12):
+        inner = f"T.abs({inner})"
+    text = _store(f"T.cast({inner}, \"float32\")")
+    err = _error(text)
+    assert isinstance(err, VerifyError) and "T.abs expands to more than" in err.message
+    assert err.line == L1 + 1
