@@ -215,6 +215,13 @@ class _Verifier:
             if not isinstance(stmt, tirx.BufferStore):
                 raise _fail("a T.init() block may contain only buffer stores", it.span)
             self.store(stmt, reduce_vars + own_reduce)
+            used = next((v for v in _vars_in(stmt.value) if any(v.same_as(r) for r in own_reduce)), None)
+            if used is not None:
+                raise _fail(
+                    f"the T.init() of sparse iteration '{it.name}' uses reduction iterator '{used.name}'; an init runs "
+                    "once before the reduction, where its 'R' iterators have no value",
+                    _span_of(stmt, it.span),
+                )
         for stmt in it.body:
             self.statement(stmt, visible, reduce_vars + own_reduce, in_iteration=True)
 

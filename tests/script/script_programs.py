@@ -378,8 +378,10 @@ class ProgramBuilder:
             self.lines.append(f"{pad}    T.sp_iter_attr({attrs})")
         if "R" in kinds and self.c.chance(0.6):
             self.lines.append(f"{pad}    with T.init():")
+            # an init runs before the reduction: its own 'R' iterators have no value there
+            before = Scope(inner.axes, scope.iters + [it for it in iters if not it.reduce])
             for _ in range(self.c.integer(1, 2)):
-                self.store(inner, depth + 2, in_init=True)
+                self.store(before, depth + 2, in_init=True)
         for _ in range(self.c.integer(1, 3)):
             if depth < self.max_depth and self.c.chance(0.25):
                 self.iteration(inner, depth + 1)
