@@ -14,7 +14,8 @@ EPILOG = """\
 Each mutant is parsed, printed, parsed again (compared with structural_equal) and lowered
 (no TVM build) in a worker process. Findings, each saved as OUT/CLASS/NNNNNN-stageS.py (the
 script) and .json (what happened):
-  non_sparsetir_exception  something other than a sparsetir.SparseTIRError escaped
+  non_sparsetir_exception  something other than a sparsetir.SparseTIRError escaped, or a
+                           sparsetir.InternalError (sparsetir's own "this is a bug" error)
   crash                    the worker process died (e.g. a segfault in TVM)
   hang                     no answer within --timeout-s
   code_execution           script text ran: an audited event (os.system, subprocess, exec,
@@ -23,6 +24,7 @@ script) and .json (what happened):
                            (or does not parse at all)
   bad_diagnostic           a parse error that does not start with the script's file name or
                            names sparsetir's own files
+A LoweringError wrapping TVM's own refusal is clean (counted apart in the summary line).
 Exit status 1 if there is any finding. Reproduce one script: sparsetir show OUT/CLASS/FILE.py
 
 examples:

@@ -198,6 +198,7 @@ class Summary:
     parsed: Counter = field(default_factory=Counter)
     outcomes: Counter = field(default_factory=Counter)  # sparsetir_error, ok, ...
     unlocated_parse_errors: int = 0
+    foreign_causes: int = 0  # sparsetir errors wrapping a TVM (or other) exception from lowering
     findings: list[Result] = field(default_factory=list)
 
     def add(self, result: Result) -> None:
@@ -206,6 +207,8 @@ class Summary:
         self.outcomes[reply["outcome"]] += 1
         if reply.get("phase") not in ("parse", "?"):
             self.parsed[stage] += 1
+        if reply.get("foreign_cause"):
+            self.foreign_causes += 1
         if reply["outcome"] == "sparsetir_error" and reply["phase"] == "parse" and not reply.get("located"):
             self.unlocated_parse_errors += 1
         if result.finding:
@@ -220,7 +223,7 @@ class Summary:
         parts = [
             f"{total} scripts (stage I {self.scripts[1]}, stage II {self.scripts[2]})",
             f"parsed ok {sum(self.parsed.values())} (I {self.parsed[1]}, II {self.parsed[2]})",
-            f"sparsetir errors {self.outcomes['sparsetir_error']}",
+            f"sparsetir errors {self.outcomes['sparsetir_error']} ({self.foreign_causes} wrapping TVM's)",
             *(f"{PLURALS[name]} {self.count(name)}" for name in FINDINGS),
         ]
         return ", ".join(parts)

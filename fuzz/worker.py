@@ -133,6 +133,8 @@ def check(text: str) -> dict[str, Any]:
     phase = "parse"
     try:
         parsed = sparsetir.parse(text, SCRIPT_NAME)
+    except sparsetir.InternalError as err:
+        return _exception(phase, err)
     except sparsetir.SparseTIRError as err:
         rendered = str(err)
         reply = {"outcome": "sparsetir_error", "phase": phase, "error": type(err).__name__,
@@ -167,9 +169,14 @@ def check(text: str) -> dict[str, Any]:
                 func = sparsetir.lower_sparse_iter(func)
             sparsetir.lower_sparse_buffer(func)
         return {"outcome": "ok", "phase": "done", "stages": stages}
+    except sparsetir.InternalError as err:  # sparsetir's own "this is a bug" wrapper: a finding
+        return _exception(phase, err)
     except sparsetir.SparseTIRError as err:
+        cause = err.__cause__
         return {"outcome": "sparsetir_error", "phase": phase, "error": type(err).__name__,
-                "message": _first_line(err), "located": getattr(err, "line", None) is not None}
+                "message": _first_line(err), "located": getattr(err, "line", None) is not None,
+                # a LoweringError wrapping TVM's own refusal: clean, but worth counting
+                "foreign_cause": cause is not None and not isinstance(cause, sparsetir.SparseTIRError)}
     except BaseException as err:  # noqa: BLE001
         return _exception(phase, err)
 
