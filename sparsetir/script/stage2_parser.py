@@ -11,6 +11,7 @@ TVM's TVMScript parser, so nothing in it is ever executed; every problem is a lo
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .._tvm import Expr, Var, s_tir, tirx, tvm
@@ -98,6 +99,18 @@ class _Names:
         return None
 
 
+@dataclass
+class _Declarations:
+    """What the header declares at stage II: axes over buffers, the sparse buffers' metadata,
+    the allocated sparse buffers (the root block's) and each handle's (or buffer parameter's)
+    buffer."""
+
+    axes: list[Axis] = field(default_factory=list)
+    metadata: list[Stage2Buffer] = field(default_factory=list)
+    sparse_allocs: list[Var] = field(default_factory=list)
+    param_buffers: dict[str, Var] = field(default_factory=dict)
+
+
 class Stage2Reader:
     """Reads one stage-II ``@T.prim_func``, with ``fp`` (a ``FunctionParser``) for the header."""
 
@@ -145,52 +158,47 @@ class Stage2Reader:
         fp = self.fp
         fp._check_signature(node)
         fp._check_return(node)
-        params, buffer_params = self._params(node)
+        buffer_params = self._params(node)
         statements = list(node.body)
         if statements and _is_docstring(statements[0]):
             statements = statements[1:]
         attrs: Optional[dict[str, Any]] = None
-        header: list[Any] = []
-        root_allocs: list[Var] = []
-        body: list[ast.stmt] = []
+        header: list[tuple[Any, ast.stmt]] = []
+        rest: list[ast.stmt] = []
         for stmt in statements:
             if _is_call_stmt(stmt, self.T, "func_attr"):
                 if attrs is not None:
                     self.fail(stmt, "T.func_attr may appear only once")
                 attrs = fp._attr_dict(stmt.value, "func_attr")
             elif isinstance(stmt, ast.Assign) and fp._is_header(stmt):
-                if body or root_allocs:
+                if rest:
                     self.fail(stmt, "axes and sparse buffers are declared before the body and its allocations")
                 header.append((fp._header(stmt), stmt))
-            elif self._alloc_call(stmt) == "alloc_buffer":
-                if not root_allocs:
-                    self._declare_header(header, params, buffer_params, node)
-                if body:
-                    self.fail(stmt, "T.alloc_buffer declares a function-level buffer before the body")
-                root_allocs.append(self._alloc(stmt, "alloc_buffer"))
             else:
-                if not body and not root_allocs:
-                    self._declare_header(header, params, buffer_params, node)
-                body.append(stmt)
-        if not body:
+                rest.append(stmt)
+        decl = self._declare(header, buffer_params)
+        root_allocs: list[Var] = []
+        while rest and self._alloc_call(rest[0]) == "alloc_buffer":
+            root_allocs.append(self._alloc(rest.pop(0), "alloc_buffer"))
+        if not rest:
             self.fail(node, "a stage-II function needs a body")
-        prim_body = self._root(body, root_allocs, node)
-        prim_params = [self._param_var(name, arg) for name, arg in zip(params, node.args.args)]
-        prim = tirx.PrimFunc(prim_params, prim_body, span=self.source.span(node))
+        prim_body = self._root(rest, decl.sparse_allocs + root_allocs, node)
+        params = [self._param_var(arg, decl.param_buffers) for arg in node.args.args]
+        prim = tirx.PrimFunc(params, prim_body, span=self.source.span(node))
         attrs = dict(attrs or {})
         attrs.setdefault("global_symbol", node.name)
         attrs.update({k: v for k, v in IMPLIED_ATTRS.items() if k not in attrs})
         for key, value in attrs.items():
             prim = prim.with_attr(key, value)
         _check_well_formed(prim, self.source, node)
-        return Stage2Function(prim, self.axes, self.metadata, [a.arg for a in node.args.args])
+        return Stage2Function(prim, decl.axes, decl.metadata, [a.arg for a in node.args.args])
 
-    def _params(self, node: ast.FunctionDef) -> tuple[list[str], dict[str, ast.arg]]:
-        """Handles and scalars as at stage I; ``name: T.Buffer(shape, dtype)`` parameters (plain
-        position-space buffers) are declared once every scalar they may use is known."""
-        names, buffer_params = [], {}
+    def _params(self, node: ast.FunctionDef) -> dict[str, ast.arg]:
+        """Handles and scalars as at stage I; the ``name: T.Buffer(shape, dtype)`` parameters
+        (plain position-space buffers) are returned, to be declared once every scalar their
+        shape may use is known."""
+        buffer_params = {}
         for arg in node.args.args:
-            names.append(arg.arg)
             ann = arg.annotation
             if isinstance(ann, ast.Call) and isinstance(ann.func, ast.Attribute) and ann.func.attr == "Buffer" \
                     and isinstance(ann.func.value, ast.Name) and ann.func.value.id == self.T:
@@ -199,27 +207,24 @@ class Stage2Reader:
             var = self.fp._param(arg)
             if str(var.ty) != "T.handle":
                 self.scalars[arg.arg] = var
-        return names, buffer_params
+        return buffer_params
 
-    def _param_var(self, name: str, arg: ast.arg) -> Var:
-        if name in self.scalars:
-            return self.scalars[name]
-        if name in self.param_buffers:
-            return self.param_buffers[name]
-        self.fail(arg, f"handle '{name}' is not matched to a buffer; stage II declares every array with T.match_sparse_buffer")
+    def _param_var(self, arg: ast.arg, param_buffers: dict[str, Var]) -> Var:
+        """The PrimFunc parameter for a signature entry: a scalar, or the buffer of a handle."""
+        if arg.arg in self.scalars:
+            return self.scalars[arg.arg]
+        if arg.arg in param_buffers:
+            return param_buffers[arg.arg]
+        self.fail(arg, f"handle '{arg.arg}' is not matched to a buffer; stage II declares every array with T.match_sparse_buffer")
 
-    def _declare_header(self, header: list, params: list[str], buffer_params: dict, node: ast.AST) -> None:
-        """The stage-I declarations as stage-II position-space buffers and axes (once)."""
-        if hasattr(self, "axes"):
-            return
-        self.param_buffers: dict[str, Var] = {}
+    def _declare(self, header: list[tuple[Any, ast.stmt]], buffer_params: dict[str, ast.arg]) -> "_Declarations":
+        """The stage-I declarations as stage-II position-space buffers and axes."""
+        decl = _Declarations()
         for name, arg in buffer_params.items():
-            self.param_buffers[name] = self._buffer_from(arg.annotation, name, "Buffer")
-            self.buffers[name] = self.param_buffers[name]
-        sparse = [(entity, stmt) for entity, stmt in header if isinstance(entity, SparseBuffer)]
+            decl.param_buffers[name] = self.buffers[name] = self._buffer_from(arg.annotation, name, "Buffer")
         by_handle: dict[str, Var] = {}
         positioned: list[tuple[SparseBuffer, Var]] = []
-        for sb, stmt in sparse:
+        for sb, stmt in ((e, st) for e, st in header if isinstance(e, SparseBuffer)):
             dims = [axis.positions for axis in sb.axes]
             if sb.extra_storage is not None:
                 dims[-1] = dims[-1] + sb.extra_storage
@@ -229,15 +234,12 @@ class Stage2Reader:
                 if sb.scope != "global":
                     self.fail(stmt, "a matched sparse buffer lives in global memory; scope is for T.alloc_sparse_buffer")
                 var = tirx.decl_buffer(dims, sb.dtype, name=sb.name, layout=None)
-                by_handle[sb.handle.name] = var
-                self.param_buffers[sb.handle.name] = var
+                by_handle[sb.handle.name] = decl.param_buffers[sb.handle.name] = var
             self.buffers[sb.name] = var
             positioned.append((sb, var))
         axes: dict[str, Axis] = {}
         roles: dict[str, str] = {}
-        for entity, stmt in header:
-            if not isinstance(entity, Axis):
-                continue
+        for entity, stmt in ((e, st) for e, st in header if isinstance(e, Axis)):
             arrays = {}
             for field, role in (("indptr", INDPTR), ("indices", INDICES)):
                 handle = getattr(entity, field)
@@ -251,25 +253,23 @@ class Stage2Reader:
             axes[entity.name] = make_axis(
                 entity.name, entity.kind, parent, length=entity.length, nnz=entity.nnz, nnz_cols=entity.nnz_cols,
                 idtype=entity.idtype, sorted=entity.sorted, span=entity.span, **arrays)
-        self.axes = list(axes.values())
-        self.metadata = []
-        self.sparse_allocs = []
+        decl.axes = list(axes.values())
         for sb, var in positioned:
             axes_of = [axes[a.name] for a in sb.axes]
             if sb.handle is None:
-                self.metadata.append(Stage2Buffer(var, axes_of, "", sb.extra_storage, ALLOCATED, sb.span))
-                self.sparse_allocs.append(var)
+                decl.metadata.append(Stage2Buffer(var, axes_of, "", sb.extra_storage, ALLOCATED, sb.span))
+                decl.sparse_allocs.append(var)
             else:
                 role = roles.get(sb.handle.name, VALUE)
-                self.metadata.append(Stage2Buffer(var, axes_of, sb.handle.name, sb.extra_storage, role, sb.span))
+                decl.metadata.append(Stage2Buffer(var, axes_of, sb.handle.name, sb.extra_storage, role, sb.span))
+        return decl
 
-    def _root(self, body: list[ast.stmt], root_allocs: list[Var], node: ast.FunctionDef) -> Any:
+    def _root(self, body: list[ast.stmt], allocs: list[Var], node: ast.FunctionDef) -> Any:
         """The function body: the implicit root block around the statements, or the one written."""
-        if len(body) == 1 and isinstance(body[0], ast.With) and _block_name(body[0], self.T) == "root" \
-                and not root_allocs and not self.sparse_allocs:
+        if len(body) == 1 and isinstance(body[0], ast.With) and _block_name(body[0], self.T) == "root" and not allocs:
             return self.stmt(body[0])
         stmts = self.stmts(body, node)
-        root = s_tir.SBlock([], [], [], "root", stmts, None, self.sparse_allocs + root_allocs, span=self.source.span(node))
+        root = s_tir.SBlock([], [], [], "root", stmts, None, allocs, span=self.source.span(node))
         return s_tir.SBlockRealize([], True, root, span=self.source.span(node))
 
     # --- buffers ----------------------------------------------------------------------------
