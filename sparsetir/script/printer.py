@@ -118,7 +118,7 @@ def sparse_buffer_text(axes: list[Axis], dtype: str, handle: Optional[str], scop
     """``T.match_sparse_buffer(handle, (axes), dtype, ...)`` or ``T.alloc_sparse_buffer(...)``."""
     names = ", ".join(name_of(a) for a in axes)
     names = f"({names},)" if len(axes) == 1 else f"({names})"
-    tail = "" if scope == "global" else f', scope="{scope}"'
+    tail = "" if scope == "global" else f", scope={literal_text(scope, alias)}"
     if extra_storage is not None:
         tail += f", extra_storage={expr(extra_storage)}"
     if handle is None:

@@ -642,7 +642,10 @@ class Stage2Reader:
                 elif _is_zero(lo):
                     extent = self.exprs.int_expr(upper, "a region end")
                 else:
-                    extent = tirx.Sub(self.exprs.int_expr(upper, "a region end"), lo)
+                    end = self.exprs.int_expr(upper, "a region end")
+                    if dtype_of(end) != dtype_of(lo):
+                        self.fail(item, f"a region's start is {dtype_of(lo)} but its end {dtype_of(end)}")
+                    extent = tirx.Sub(end, lo)
             else:
                 lo = self.exprs.int_expr(item, "a region index")
                 extent = tirx.const(1, dtype_of(lo))

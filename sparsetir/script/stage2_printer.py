@@ -135,7 +135,7 @@ class Stage2Printer:
         args = [shape, f'"{ty.dtype}"']
         scope = str(ty.storage_scope)
         if scope != "global":
-            args.append(f'scope="{scope}"')
+            args.append(f"scope={literal_text(scope)}")
         default = tirx.decl_buffer(list(ty.shape), str(ty.dtype), name="d", scope=scope, layout=None).ty
         if len(ty.strides):
             args.append(f"strides=({', '.join(self.expr(s) for s in ty.strides)},)")
@@ -201,7 +201,7 @@ class Stage2Printer:
         if s.step is not None:
             args.append(f"step={self.expr(s.step)}")
         if s.thread_binding is not None:
-            args.append(f'thread="{s.thread_binding.thread_tag}"')
+            args.append(f"thread={literal_text(str(s.thread_binding.thread_tag))}")
         if s.annotations:
             args.append(f"annotations={attr_dict_text(dict(s.annotations), T)}")
         name = self.names.define(s.loop_var, s.loop_var.name)

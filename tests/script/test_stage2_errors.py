@@ -73,6 +73,7 @@ CASES = [
      "a vectorized loop needs a constant extent", "m):"),
     ("step-zero", "for i in range(m):", "for i in T.serial(m, step=0):", "a loop step is a positive integer constant",
      "T.serial"),
+    ("region-types", "A[vi, 0:n]", "A[vi, T.int64(1):n]", "a region's start is int64 but its end int32", "T.int64(1):n"),
     ("region-step", "A[vi, 0:n]", "A[vi, 0:n:2]", "a region slice is lo:hi, both given, without a step", "0:n:2"),
 ]
 
@@ -109,3 +110,13 @@ def test_stage2_accepts_the_import_header_of_stage1(stage2_text):
     f2 = sparsetir.parse(text)
     assert isinstance(f2, sparsetir.Stage2Function)
     sparsetir.assert_structural_equal(f2, sparsetir.parse(stage2_text))
+
+
+def test_strings_print_escaped(stage2_text):
+    """A scope or thread tag holding quotes, newlines or NUL prints as a literal that reads back."""
+    scope = 'a"b\\n\x00c'
+    text = stage2_text.replace("T.writes(C[vi, 0:feat_size])",
+                               f"T.writes(C[vi, 0:feat_size])\n            X = T.sblock_alloc_buffer((4,), \"float32\", scope={scope!r})", 1)
+    f2 = sparsetir.parse(text)
+    again = sparsetir.parse(f2.script())
+    sparsetir.assert_structural_equal(again, f2)
