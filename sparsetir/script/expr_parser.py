@@ -91,42 +91,34 @@ def _children(node: Any) -> list[Any]:
     return out + [c for c in getattr(node, "args", []) if isinstance(c, Expr)]
 
 
-def _cast_depth(expr: Any) -> int:
-    """The most casts on one path from ``expr`` down to a leaf (one visit per distinct node)."""
-    depth: dict[int, int] = {}
+def _fold(expr: Any, combine: Callable[[Any, list[int]], int]) -> int:
+    """``combine(node, values of its operands)`` bottom-up over an expression, visiting each
+    distinct node once (operands shared by several parents are computed once)."""
+    values: dict[int, int] = {}
     stack: list[tuple[Any, bool]] = [(expr, False)]
     while stack:
         node, done = stack.pop()
         key = node.__chandle__()
-        if key in depth and not done:
+        if key in values and not done:
             continue
         children = _children(node)
         if not done:
             stack.append((node, True))
             stack.extend((c, False) for c in children)
             continue
-        below = max((depth[c.__chandle__()] for c in children), default=0)
-        depth[key] = below + isinstance(node, tirx.Cast)
-    return depth[expr.__chandle__()]
+        values[key] = combine(node, [values[c.__chandle__()] for c in children])
+    return values[expr.__chandle__()]
+
+
+def _cast_depth(expr: Any) -> int:
+    """The most casts on one path from ``expr`` down to a leaf."""
+    return _fold(expr, lambda node, below: max(below, default=0) + isinstance(node, tirx.Cast))
 
 
 def _tree_size(expr: Any, limit: int) -> int:
-    """How many nodes ``expr`` has as a tree (shared operands counted at every use), stopping
-    soon after ``limit``; computed over the DAG, so it costs one visit per distinct node."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[Any, bool]] = [(expr, False)]
-    while stack:
-        node, done = stack.pop()
-        key = node.__chandle__()
-        if key in sizes and not done:
-            continue
-        children = _children(node)
-        if not done:
-            stack.append((node, True))
-            stack.extend((c, False) for c in children)
-            continue
-        sizes[key] = min(limit + 1, 1 + sum(sizes.get(c.__chandle__(), 0) for c in children))
-    return sizes[expr.__chandle__()]
+    """How many nodes ``expr`` has as a tree (shared operands counted at every use), capped just
+    past ``limit``."""
+    return _fold(expr, lambda node, below: min(limit + 1, 1 + sum(below)))
 
 
 def _nesting(node: ast.AST) -> int:
