@@ -16,7 +16,8 @@ import sparsetir
 from sparsetir.ops.kernels import MAKERS, KernelKey
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "scripts").glob("**/*.py")])
+SOURCES = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "scripts").glob("**/*.py"),
+                  *(ROOT / "tests" / "transforms" / "scripts").glob("*.py")])  # fused iterations over 3+ axes
 
 
 def _functions():
