@@ -3,8 +3,7 @@
 from .auto_decompose_reduction import auto_decompose_reduction
 from .bound_cache_extents import bound_cache_extents
 from .flatten_sparse_buffers import flatten_sparse_buffers
-from .lower_sparse_buffer import lower_sparse_buffer
-from .lower_sparse_iter import lower_sparse_iter
+from .entry import lower_sparse_buffer, lower_sparse_iter
 from .pipeline import PASSES, lower, stage_of, steps
 
 __all__ = [
