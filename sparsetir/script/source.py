@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 import io
 import tokenize
 from dataclasses import dataclass
@@ -31,7 +32,9 @@ class Source:
         """Python's ``ast`` of the text; whatever Python's parser refuses (a syntax error, or
         nesting too deep for it) becomes a located ``ScriptSyntaxError``."""
         try:
-            return ast.parse(self.text, filename=self.filename)
+            with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
+                warnings.simplefilter("ignore", SyntaxWarning)
+                return ast.parse(self.text, filename=self.filename)
         except SyntaxError as err:
             if err.lineno is None and "\0" in self.text:  # Python gives no position for a NUL
                 raise self._located(f"invalid Python syntax: {err.msg}", *self._nul_position()) from err
