@@ -12,7 +12,7 @@ import keyword
 import math
 from typing import Any, Callable, Optional
 
-from .._tvm import Var, tirx
+from .._tvm import tirx
 from ..errors import SparseTIRError
 from ..ir.axis import AttachedAxis, Axis, FusedAxis
 from ..ir.buffer import SparseBuffer

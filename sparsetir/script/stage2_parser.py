@@ -75,10 +75,9 @@ class Stage2ExprParser(ExprParser):
 
 
 class _Names:
-    """Stage-II names: nested frames for loops and blocks over the function's buffers and scalars."""
+    """Names the body defines (loop and block variables, block buffers), in nested frames."""
 
-    def __init__(self, outer: Callable[[str, ast.AST], Any]):
-        self.outer = outer
+    def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = [{}]
         self.hidden = 0  # frames at the top not visible (a block's own iterators, to its bindings)
 
@@ -120,7 +119,7 @@ class Stage2Reader:
         self.T = fp.alias
         self.buffers: dict[str, Var] = {}  # stage-II buffers by script name
         self.scalars: dict[str, Var] = {}
-        self.names = _Names(self._outer_lookup)
+        self.names = _Names()
         self.exprs = Stage2ExprParser(fp.source, fp.alias, self._lookup)
         self.loops: list[tuple[Var, Expr, Expr]] = []  # enclosing loops: var, min, extent
 
@@ -142,7 +141,7 @@ class Stage2Reader:
             return self.scalars[name]
         entity = self.fp.scope.find(name)
         if entity is not None:
-            what = {Axis: "an axis", SparseBuffer: "a sparse buffer's declaration"}.get(type(entity[0]), "a handle")
+            what = "an axis" if isinstance(entity[0], Axis) else "a handle"
             self.fail(node, f"'{name}' is {what}; the stage-II body uses buffers, loop and block variables and scalars only")
         self.fail(node, f"undefined name '{name}'")
 
@@ -241,13 +240,13 @@ class Stage2Reader:
         roles: dict[str, str] = {}
         for entity, stmt in ((e, st) for e, st in header if isinstance(e, Axis)):
             arrays = {}
-            for field, role in (("indptr", INDPTR), ("indices", INDICES)):
-                handle = getattr(entity, field)
+            for array, role in (("indptr", INDPTR), ("indices", INDICES)):
+                handle = getattr(entity, array)
                 if handle is None:
                     continue
                 if handle.name not in by_handle:
                     self.fail(stmt, f"axis {entity.name}: '{handle.name}' is not matched to a buffer; stage II declares structure arrays with T.match_sparse_buffer")
-                arrays[field] = by_handle[handle.name]
+                arrays[array] = by_handle[handle.name]
                 roles.setdefault(handle.name, role)
             parent = axes[entity.parent.name] if entity.parent is not None else None
             axes[entity.name] = make_axis(
@@ -310,12 +309,12 @@ class Stage2Reader:
             extra["strides"] = [self.exprs.int_expr(item, "a stride") for item in items]
         if "elem_offset" in a:
             extra["elem_offset"] = self.exprs.int_expr(a["elem_offset"], "elem_offset")
-        for key, field in (("align", "data_alignment"), ("offset_factor", "offset_factor")):
+        for key, ffi_name in (("align", "data_alignment"), ("offset_factor", "offset_factor")):
             if key in a:
                 value = a[key].value if isinstance(a[key], ast.Constant) else None
                 if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 4096:
                     self.fail(a[key], f"{key} must be a positive integer up to 4096")
-                extra[field] = value
+                extra[ffi_name] = value
         try:
             return tirx.decl_buffer(shape, dtype, name=name, scope=scope, layout=None, **extra)
         except Exception as err:  # noqa: BLE001 - TVM checks the fields it is given

@@ -18,7 +18,7 @@ yields the program after every pass (what an explorer shows).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Union
 
 from .._tvm import tirx
 from ..errors import LoweringError, SparseTIRError
