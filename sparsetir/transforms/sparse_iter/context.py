@@ -43,6 +43,20 @@ def i32(value: int) -> Any:
     return tirx.const(value, "int32")
 
 
+def dtype_of(expr: Any) -> str:
+    """The dtype of an expression (``"int32"``, ``"int64"``...)."""
+    return str(expr.ty.dtype)
+
+
+def as_dtype(expr: Any, dtype: str) -> Any:
+    """``expr`` in ``dtype``: itself when it already is, else cast.
+
+    Positions and block vars of an axis are in its ``idtype``; a length given in another
+    integer type (an int64 or uint8 scalar parameter, an int64 indptr) is cast to it.
+    """
+    return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+
+
 def substitute(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:
     """``expr`` with each variable of ``mapping`` replaced (by identity, not name)."""
     if not mapping:

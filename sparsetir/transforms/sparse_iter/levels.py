@@ -17,7 +17,7 @@ from ...ir.analysis import uses_any
 from ...ir.axis import AttachedAxis, Axis, FusedAxis
 from ...ir.iteration import ITER_TYPE, SparseIteration
 from ...trace.spans import span_texts
-from .context import Context, i32, seq
+from .context import Context, as_dtype, i32, seq
 from .regions import block_regions
 from .search import add_search, search_block
 
@@ -79,10 +79,12 @@ def iteration_levels(ctx: Context, it: SparseIteration, outer_env: dict) -> Leve
         axis = entry.axis if isinstance(entry, AttachedAxis) else entry
         kind, var = next(iterators)
         prow = parent_row(axis, out.env, attach)
-        extent = ctx.header.extent(axis, prow)
+        dtype = axis.idtype  # the stage-I iterator's dtype, so its position's too
+        extent = as_dtype(ctx.header.extent(axis, prow), dtype)
         _new_level_if(out.levels, extent)
-        block_var = Var("v" + var.name, "int32")
-        out.levels[-1].loops.append(Loop(var.name, Var(var.name, "int32"), block_var, extent, axis.positions, kind))
+        block_var = Var("v" + var.name, dtype)
+        loop = Loop(var.name, Var(var.name, dtype), block_var, extent, as_dtype(axis.positions, dtype), kind)
+        out.levels[-1].loops.append(loop)
         row = prow + [block_var]
         _bind(out, var, Position(axis, block_var, ctx.header.coord(axis, row), row))
     return out
@@ -135,20 +137,22 @@ def _fused_loop(ctx: Context, it: SparseIteration, axes: list[Axis], group: list
     else:
         base = start(top_row + [i32(0)])
         extent = start(top_row + [first_len]) - base
+    dtype = last.idtype  # the fused loop counts positions of the last axis
+    extent, base = as_dtype(extent, dtype), as_dtype(base, dtype)
     _new_level_if(out.levels, extent)
     level = out.levels[-1]
     name = "".join(var.name for _, var in group)
-    block_var = Var("v" + name, "int32")
-    dom = last.nnz if last.nnz is not None else extent
-    level.loops.append(Loop(name, Var(name, "int32"), block_var, extent, dom, group[0][0]))
+    block_var = Var("v" + name, dtype)
+    dom = as_dtype(last.nnz, dtype) if last.nnz is not None else extent
+    level.loops.append(Loop(name, Var(name, dtype), block_var, extent, dom, group[0][0]))
     depth = len(level.loops)
     target = block_var + base
     row = list(top_row)
     for k, (axis, (_, var)) in enumerate(zip(axes[:-1], group)):
-        length = first_len if k == 0 else ctx.header.extent(axis, row)
+        length = as_dtype(first_len if k == 0 else ctx.header.extent(axis, row), axis.idtype)
         pos = add_search(
             ctx, f"{it.name}_{name}", level, depth, lambda mid, prefix=list(row): start(prefix + [mid]) <= target,
-            i32(0), length, lambda lo: lo - 1, it.span,
+            tirx.const(0, axis.idtype), length, lambda lo: lo - 1, it.span,
         )
         row = row + [pos]
         _bind(out, var, Position(axis, pos, ctx.header.coord(axis, row), row))
@@ -185,7 +189,7 @@ def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: li
     for d in range(len(loops), 0, -1):
         stmt = seq(by_depth.get(d, []) + [stmt])
         lp = loops[d - 1]
-        stmt = tirx.For(lp.loop_var, i32(0), lp.extent, tirx.ForKind.SERIAL, stmt, span=span)
+        stmt = tirx.For(lp.loop_var, tirx.const(0, str(lp.loop_var.ty.dtype)), lp.extent, tirx.ForKind.SERIAL, stmt, span=span)
     stmt = seq(by_depth.get(0, []) + [stmt])
     ctx.scratch.extend(level.allocs)
     return stmt, list(level.allocs)

@@ -40,19 +40,27 @@ def lower_store(ctx: Context, site: Optional[Site], store: Any, env: dict) -> An
 
 def rewrite_expr(ctx: Context, site: Optional[Site], expr: Any, env: dict, span: Optional[Span]) -> Any:
     """``expr`` with sparse-buffer loads in positions and iterators replaced by their coordinates."""
+    refused: list[LoweringError] = []
 
     def on_load(load: Any) -> Any:
         sb = stage1_buffer(ctx, load.source)
-        if sb is None:
+        if sb is None or refused:
             return load
         value = ctx.header.value_of(sb.buffer)
-        pos, guards = positions(ctx, site, sb, list(load.indices), env, span)
+        try:
+            pos, guards = positions(ctx, site, sb, list(load.indices), env, span)
+        except LoweringError as err:  # raised through TVM's callback it would reach us as a RuntimeError
+            refused.append(err)
+            return load
         new = tirx.BufferLoad(value.buffer, pos, span=load.span)
         if guards:
             new = tirx.if_then_else(conjunction(guards), new, tirx.const(0, value.dtype))
         return new
 
-    return coordinates(structural_map(expr, [(TensorLoad, on_load)]), env)
+    new = structural_map(expr, [(TensorLoad, on_load)])
+    if refused:
+        raise refused[0]
+    return coordinates(new, env)
 
 
 def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: list, env: dict,

@@ -17,7 +17,7 @@ from ...errors import LoweringError
 from ...ir.analysis import contains, uses_any
 from ...ir.axis import Axis
 from ...ir.iteration import SPATIAL, ITER_TYPE
-from .context import Context, i32, seq, substitute
+from .context import Context, as_dtype, dtype_of, i32, seq, substitute
 from .regions import block_regions
 
 Range = tvm.ir.Range
@@ -62,7 +62,8 @@ def add_search(ctx: Context, label: str, level: Any, depth: int, go_right: Calla
     k = len(level.searches)
     block_vars = [lp.block_var for lp in level.loops[:depth]]
     doms = [lp.dom for lp in level.loops[:depth]] or [i32(1)]
-    out = tirx.decl_buffer(doms, "int32", name=f"{label}_pos{k}", scope="local", layout=None)
+    # The search runs in the dtype of its bounds (the searched axis's idtype).
+    out = tirx.decl_buffer(doms, dtype_of(hi), name=f"{label}_pos{k}", scope="local", layout=None)
     index = block_vars or [i32(0)]
     name = ctx.blocks.fresh(f"{label}_search{k}")
     load = tirx.BufferLoad(out, index)
@@ -77,7 +78,8 @@ def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Op
     block_vars = [lp.block_var for lp in level.loops]
     deps = [i for i, v in enumerate(block_vars) if uses_any(row, [v]) or uses_any(coord, [v])]
     depth = max(deps) + 1 if deps else 0
-    length = ctx.header.extent(axis, row) if axis.is_variable else axis.nnz_cols
+    dtype = axis.idtype
+    length = as_dtype(ctx.header.extent(axis, row) if axis.is_variable else axis.nnz_cols, dtype)
     indices = ctx.header.axes[axis.name].indices
 
     def key_at(mid: Any) -> Any:
@@ -89,16 +91,18 @@ def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Op
         ctx.searched.append(axis.name)
 
     def result(lo: Any) -> Any:
-        return tirx.if_then_else(lo < length, tirx.if_then_else(key_at(lo) == coord, lo, i32(-1)), i32(-1))
+        missing = tirx.const(-1, dtype)
+        return tirx.if_then_else(lo < length, tirx.if_then_else(key_at(lo) == coord, lo, missing), missing)
 
-    return add_search(ctx, f"{site.block}_{axis.name}", level, depth, lambda mid: key_at(mid) < coord, i32(0),
+    return add_search(ctx, f"{site.block}_{axis.name}", level, depth, lambda mid: key_at(mid) < coord,
+                      tirx.const(0, dtype),
                       length, result, span, key=[*row, coord])
 
 
 def search_block(ctx: Context, s: Search, loops: list, bufs: list) -> Any:
     """The block realize that runs ``s`` under the first ``s.depth`` of ``loops``."""
     used = loops[: s.depth]
-    fresh = [Var(lp.block_var.name, "int32") for lp in used]
+    fresh = [Var(lp.block_var.name, dtype_of(lp.block_var)) for lp in used]
     mapping = list(zip([lp.block_var for lp in used], fresh))
     body, lohi = _search_body(s, mapping)
     iter_vars = [tirx.IterVar(Range(0, lp.dom), v, ITER_TYPE[SPATIAL]) for lp, v in zip(used, fresh)]
@@ -126,7 +130,7 @@ def search_block(ctx: Context, s: Search, loops: list, bufs: list) -> Any:
 def _search_body(s: Search, mapping: list) -> tuple[Any, Var]:
     """The search loop over a block-local ``lohi`` buffer, in the block's own vars."""
     span = s.span
-    lohi = tirx.decl_buffer((2,), "int32", name="lohi", scope="local", layout=None)
+    lohi = tirx.decl_buffer((2,), dtype_of(s.hi), name="lohi", scope="local", layout=None)
     lo = tirx.BufferLoad(lohi, [i32(0)])
     hi = tirx.BufferLoad(lohi, [i32(1)])
     mid = tirx.floordiv(lo + hi, 2)
