@@ -92,3 +92,12 @@ def test_a_coordinate_lookup_in_an_int64_axis_searches_in_int64():
     c = np.full((30, 30), np.nan, np.float32)
     kernel(a=a.data, c=c, indptr=a.indptr.astype(np.int64), indices=a.indices.astype(np.int64), m=30, nnz=a.nnz)
     np.testing.assert_allclose(c, a.toarray())
+
+
+@pytest.mark.parametrize("text", [CSR_SPMM_I64, SCALE_ROWS.format(ltype="int64"), SCALE_ROWS.format(ltype="uint8"),
+                                  SDDMM_LOOKUP_I64], ids=["spmm", "int64-length", "uint8-length", "lookup"])
+def test_stage2_with_int64_positions_round_trips(text):
+    f2 = sparsetir.lower_sparse_iter(sparsetir.parse(text))
+    again = sparsetir.parse(f2.script(), "<stage2>")
+    sparsetir.assert_structural_equal(again, f2)
+    assert again.script() == f2.script()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from ..._tvm import Span, Var, structural_map, tirx
+from ..._tvm import Span, Var, structural_map, tirx, tvm
 from ...ir.function import SparseFunction
 from .header import Header
 
@@ -55,6 +55,11 @@ def as_dtype(expr: Any, dtype: str) -> Any:
     integer type (an int64 or uint8 scalar parameter, an int64 indptr) is cast to it.
     """
     return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+
+
+def domain(extent: Any) -> Any:
+    """``[0, extent)`` with its start in the extent's dtype (TVM would make a literal 0 int32)."""
+    return tvm.ir.Range.from_min_extent(tirx.const(0, dtype_of(extent)), extent)
 
 
 def substitute(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:

@@ -11,17 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..._tvm import Var, s_tir, tirx, tvm
+from ..._tvm import Var, s_tir, tirx
 from ...errors import LoweringError
 from ...ir.analysis import uses_any
 from ...ir.axis import AttachedAxis, Axis, FusedAxis
 from ...ir.iteration import ITER_TYPE, SparseIteration
 from ...trace.spans import span_texts
-from .context import Context, as_dtype, i32, seq
+from .context import Context, as_dtype, domain, i32, seq
 from .regions import block_regions
 from .search import add_search, search_block
-
-Range = tvm.ir.Range
 
 
 @dataclass
@@ -177,7 +175,7 @@ def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: li
     """The loops and block of one level around ``body``; (statement, scratch for the enclosing block)."""
     loops = level.loops
     bufs = ctx.header.buffers + own_allocs + level.allocs
-    iter_vars = [tirx.IterVar(Range(0, lp.dom), lp.block_var, ITER_TYPE[lp.kind]) for lp in loops]
+    iter_vars = [tirx.IterVar(domain(lp.dom), lp.block_var, ITER_TYPE[lp.kind]) for lp in loops]
     block = s_tir.SBlock(iter_vars, [], [], name, body, level.init, list(own_allocs), None, {"sparse": True}, span)
     block = block_regions(block, ctx.header.buffers + list(ctx.scratch) + own_allocs + level.allocs)
     stmt = s_tir.SBlockRealize([lp.loop_var for lp in loops], True, block, span=span)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..._tvm import TensorLoad, Var, s_tir, tirx, tvm
 from ...ir.analysis import contains
+from .context import as_dtype, domain, dtype_of
 
 Range = tvm.ir.Range
 
@@ -35,7 +36,14 @@ def bound_region(region: Any) -> Any:
     for r, dim in zip(region.region, region.source.ty.shape):
         one = isinstance(r.extent, tirx.IntImm) and int(r.extent.value) == 1
         if contains(r.extent, _is_load) or (not one and contains(r.min, _is_load)):
-            ranges.append(Range(0, dim))
+            ranges.append(domain(dim))
+            changed = True
+        elif dtype_of(r.min) != dtype_of(r.extent):
+            # TVM's analysis may start a range at an int32 0 before an int64 extent; the
+            # stage-II reader (like TVM's) wants both ends in one dtype.
+            dtype = dtype_of(r.extent)
+            lo = tirx.const(int(r.min.value), dtype) if isinstance(r.min, tirx.IntImm) else as_dtype(r.min, dtype)
+            ranges.append(Range.from_min_extent(lo, r.extent))
             changed = True
         else:
             ranges.append(r)

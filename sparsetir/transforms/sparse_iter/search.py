@@ -12,15 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from ..._tvm import Span, TensorLoad, Var, s_tir, structural_equal, tirx, tvm
+from ..._tvm import Span, TensorLoad, Var, s_tir, structural_equal, tirx
 from ...errors import LoweringError
 from ...ir.analysis import contains, uses_any
 from ...ir.axis import Axis
 from ...ir.iteration import SPATIAL, ITER_TYPE
-from .context import Context, as_dtype, dtype_of, i32, seq, substitute
+from .context import Context, as_dtype, domain, dtype_of, i32, seq, substitute
 from .regions import block_regions
-
-Range = tvm.ir.Range
 
 
 @dataclass
@@ -105,7 +103,7 @@ def search_block(ctx: Context, s: Search, loops: list, bufs: list) -> Any:
     fresh = [Var(lp.block_var.name, dtype_of(lp.block_var)) for lp in used]
     mapping = list(zip([lp.block_var for lp in used], fresh))
     body, lohi = _search_body(s, mapping)
-    iter_vars = [tirx.IterVar(Range(0, lp.dom), v, ITER_TYPE[SPATIAL]) for lp, v in zip(used, fresh)]
+    iter_vars = [tirx.IterVar(domain(lp.dom), v, ITER_TYPE[SPATIAL]) for lp, v in zip(used, fresh)]
     block = s_tir.SBlock(iter_vars, [], [], s.name, body, None, [lohi], None, {"sparse": True}, s.span)
     block = block_regions(block, bufs + ctx.scratch + [lohi, s.out])
     # The probe index depends on the block-local lo/hi buffer, which must not leak into the
@@ -115,7 +113,7 @@ def search_block(ctx: Context, s: Search, loops: list, bufs: list) -> Any:
         if region.source.same_as(lohi):
             continue
         ranges = [
-            Range(0, dim) if uses_any([r.min, r.extent], [lohi]) or contains(
+            domain(dim) if uses_any([r.min, r.extent], [lohi]) or contains(
                 [r.min, r.extent], lambda n: isinstance(n, TensorLoad) and n.source.same_as(lohi)
             ) else r
             for r, dim in zip(region.region, region.source.ty.shape)
