@@ -17,13 +17,36 @@ from .buffer import SparseBuffer
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
 
-#: The largest literal extent or coordinate: positions are int32 in the lowered loops.
+#: The largest literal extent or coordinate (int32, whatever the axis's idtype).
 MAX_LITERAL_EXTENT = 2**31 - 1
 
 
 def verify(func: SparseFunction) -> SparseFunction:
     """Raise ``VerifyError`` at the first rule ``func`` breaks; return it unchanged otherwise."""
     _Verifier(func).run()
+    return func
+
+
+def verify_lowerable(func: SparseFunction) -> SparseFunction:
+    """Raise ``VerifyError`` where a valid ``func`` uses what lowering does not support yet.
+
+    Checked before lowering starts, so the error points at the script rather than surfacing
+    from TVM. Today that is one rule: a buffer is laid out from the root axis down. Positions
+    below a root are stored per row of the ancestors (an indptr or indices array is indexed by
+    exactly the ancestors' positions, and the values of a sparse prefix are flattened through
+    them), so an axis with a parent must come right after its own chain of ancestors:
+    ``(K, I, J)`` or ``(I, K, J)`` with ``J`` under ``I`` are refused.
+    """
+    for buf in func.buffers:
+        for k, axis in enumerate(buf.axes):
+            ancestors = axis.ancestors()
+            if axis.parent is not None and not _same_axes(list(buf.axes[:k]), ancestors):
+                chain = ", ".join(a.name for a in ancestors + [axis])
+                raise _fail(
+                    f"buffer '{buf.name}' must be laid out from the root axis down to be lowered: axis '{axis.name}' "
+                    f"must come right after its ancestors, as ({chain}, ...), with no other axis before or between them",
+                    buf.span,
+                )
     return func
 
 
@@ -45,6 +68,10 @@ def _literal(expr: Any) -> Optional[int]:
     if isinstance(expr, tirx.IntImm) and str(expr.ty.dtype) != "bool":
         return int(expr.value)
     return None
+
+
+def _same_axes(a: list[Axis], b: list[Axis]) -> bool:
+    return len(a) == len(b) and all(x.same_as(y) for x, y in zip(a, b))
 
 
 def _vars_in(expr: Any) -> list[Var]:

@@ -37,7 +37,7 @@ from ..ir.axis import Axis, FusedAxis
 from ..ir.function import SparseFunction
 from ..ir.iteration import REDUCE, SPATIAL, SparseIteration
 from ..ir.stage2 import SEARCHED_ATTR, SPANS_ATTR, STAGE_II_LEVEL, Stage2Function
-from ..ir.verifier import verify
+from ..ir.verifier import verify, verify_lowerable
 from ..trace.spans import span_texts
 from .sparse_iter.context import Context, Names, seq
 from .sparse_iter.header import build_header
@@ -48,7 +48,7 @@ from .sparse_iter.search import Site
 
 def lower_sparse_iter(func: SparseFunction) -> Stage2Function:
     """Lower a stage-I function to stage II (loops and blocks over position-space buffers)."""
-    verify(func)
+    verify_lowerable(verify(func))
     # generated axis and structure-buffer names must not take a name the script uses
     names = Names({a.name for a in func.axes} | {b.name for b in func.buffers} | {str(p.name) for p in func.params})
     header = build_header(func, names.fresh)
