@@ -115,12 +115,15 @@ def _lower_body(ctx: Context, it: SparseIteration, levels: Levels, site: Site, a
 
 
 def _init_level(it: SparseIteration, levels: Levels) -> int:
-    """The outermost level where every index of the init is bound (-1: none of them is an iterator)."""
+    """The outermost level where every iterator the init uses is bound (-1: it uses none).
+
+    Its values count as well as its indices: ``C[0] = A[i]`` needs ``i``.
+    """
     level = -1
     for store in it.init or []:
-        for index in store.indices:
+        for expr in [*store.indices, store.value]:
             for var, k in levels.level_of.items():
-                if uses_any(index, [var]):
+                if uses_any(expr, [var]):
                     level = max(level, k)
     return level
 
