@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional
 
 from ..._tvm import Span, Var, structural_map, tirx, tvm
 from ...ir.function import SparseFunction
+from ...trace.spans import span_texts
 from .header import Header
 
 
@@ -60,6 +61,12 @@ def as_dtype(expr: Any, dtype: str) -> Any:
 def domain(extent: Any) -> Any:
     """``[0, extent)`` with its start in the extent's dtype (TVM would make a literal 0 int32)."""
     return tvm.ir.Range.from_min_extent(tirx.const(0, dtype_of(extent)), extent)
+
+
+def where(span: Optional[Span]) -> str:
+    """``"<script>:12: "``, the script line(s) of ``span`` to start a message with ("" if none)."""
+    lines = span_texts(span) if span is not None else []
+    return f"{', '.join(lines)}: " if lines else ""
 
 
 def substitute(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:

@@ -14,7 +14,7 @@ from ..._tvm import Span, TensorLoad, Var, structural_equal, structural_map, tir
 from ...errors import LoweringError
 from ...ir.analysis import contains
 from ...ir.buffer import SparseBuffer
-from .context import Context, conjunction, substitute
+from .context import Context, conjunction, substitute, where
 from .search import Site, lookup
 
 
@@ -78,7 +78,10 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
             pos.append(coord)
             continue
         if site is None:
-            raise LoweringError(f"an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'")
+            raise LoweringError(
+                f"{where(span)}an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'; "
+                "index it by the iterator of that axis"
+            )
         found = lookup(ctx, site, axis, list(pos), coord, span)
         pos.append(found)
         guards.append(found >= 0)

@@ -17,7 +17,7 @@ from ...errors import LoweringError
 from ...ir.analysis import contains, uses_any
 from ...ir.axis import Axis
 from ...ir.iteration import SPATIAL, ITER_TYPE
-from .context import Context, as_dtype, domain, dtype_of, i32, seq, substitute
+from .context import Context, as_dtype, domain, dtype_of, i32, seq, substitute, where
 from .regions import block_regions
 
 
@@ -84,7 +84,10 @@ def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Op
         return tirx.BufferLoad(indices, row + [mid])
 
     if not axis.sorted:
-        raise LoweringError(f"looking a coordinate up in unsorted axis '{axis.name}' is not supported")
+        raise LoweringError(
+            f"{where(span)}looking a coordinate up in unsorted axis '{axis.name}' is not supported; index it by its "
+            "own iterator, or declare it sorted"
+        )
     if axis.name not in ctx.searched:
         ctx.searched.append(axis.name)
 
