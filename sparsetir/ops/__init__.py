@@ -46,6 +46,7 @@ from .inputs import (
     torch_module,
 )
 from .kernels import KernelKey, KernelLibrary
+from . import autograd as _autograd
 
 __all__ = [
     "bsr_spmm",
@@ -156,6 +157,8 @@ def spmm(A: Any, X: Any) -> Any:
     Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
     ``X`` must have the same dtype (float32 or float64).
     """
+    if _autograd.wants_grad(A, X):
+        return _autograd.spmm(A, X)
     a = _csr("spmm: A", A)
     X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
     m, n = a.shape
@@ -174,6 +177,8 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     ``X`` is ``(m, k)`` and ``Y`` is ``(n, k)`` for an ``(m, n)`` matrix ``A``. The result has
     ``A``'s pattern and kind (scipy CSR or torch sparse CSR) and owns its index arrays.
     """
+    if _autograd.wants_grad(A, X, Y):
+        return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
     m, n = a.shape
     if a.max_row_length > n:
@@ -239,6 +244,8 @@ def _shallow_copy(A: Any) -> Any:
 
 def spmv(A: Any, x: Any) -> Any:
     """``A @ x`` for CSR ``A`` and a dense vector ``x`` (numpy or torch), same kind as ``x``."""
+    if _autograd.wants_grad(A, x):
+        return _autograd.spmv(A, x)
     a = _csr("spmv: A", A)
     x = dense_operand("spmv: x", x, a.dtype, a.shape[1], ndim=1)
     m, n = a.shape
@@ -263,6 +270,8 @@ def segment_sum(values: Any, offsets: Any) -> Any:
     ``(segments,)`` or ``(segments, k)`` of the same kind as ``values``. ``offsets`` is
     validated on every call (O(segments)).
     """
+    if _autograd.wants_grad(values):
+        return _autograd.segment_sum(values, offsets)
     torch_kind = is_torch_tensor(values)
     dtype = value_dtype_name(values)
     if dtype not in VALUE_DTYPES:
@@ -292,6 +301,8 @@ def segment_sum(values: Any, offsets: Any) -> Any:
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``A @ X`` for a ``scipy.sparse`` BSR matrix ``A`` (any block shape) and dense ``X``."""
+    if _autograd.wants_grad(X):
+        return _autograd.bsr_spmm(A, X)
     what = "bsr_spmm: A"
     if getattr(A, "format", None) != "bsr":
         fail(what, f"expected a scipy.sparse BSR matrix, got {getattr(A, 'format', type(A).__name__)}; use .tobsr()")
@@ -389,6 +400,8 @@ def softmax(A: Any) -> Any:
 
     Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
     """
+    if _autograd.wants_grad(A):
+        return _autograd.softmax(A)
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz:

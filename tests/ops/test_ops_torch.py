@@ -32,7 +32,7 @@ def test_spmm_scipy_matrix_torch_operand_and_grad_tensor():
     X = torch.randn(20, 16, requires_grad=True)
     C = ops.spmm(A, X)
     assert isinstance(C, torch.Tensor)
-    np.testing.assert_allclose(C.numpy(), A @ X.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(C.detach().numpy(), A @ X.detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_sddmm_torch():

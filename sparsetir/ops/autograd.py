@@ -1,0 +1,325 @@
+"""Gradients of ``sparsetir.ops`` for torch autograd.
+
+An op takes this path only when grad mode is on and one of its torch operands requires grad
+(``wants_grad``); otherwise it runs the plain kernel call, whose speed this module does not
+touch. Each op here is a ``torch.autograd.Function`` whose forward is the plain op (grad mode is
+off inside it, so it does not come back here) and whose backward runs sparsetir's own kernels:
+
+- ``spmm``:  dX = Aᵀ·G (``spmm`` over the transposed structure), dA = G[i]·X[j] (``sddmm``);
+- ``sddmm``: W = A ⊙ dO, dX = W·Y, dY = Wᵀ·X (``spmm``), dA = dO ⊙ (X Yᵀ) (``sddmm``);
+- ``spmv``:  dx = Aᵀ·g (``spmv``), dA = g[i]·x[j];
+- ``segment_sum``: d values = G of each entry's segment;
+- ``softmax``: dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` for the row sums);
+- ``bsr_spmm``: dX = Aᵀ·G (``bsr_spmm`` over the transposed block structure).
+
+The structure a backward needs (transposed CSR, each entry's row, a matrix of ones) is built once
+per matrix and cached in ``ops.prepared`` like the forward's preparation. A sparse CSR torch
+``A`` that requires grad receives ``A.grad`` as a sparse CSR tensor with ``A``'s pattern, as
+``torch.sparse.mm`` gives it. SciPy matrices get no gradient (they are constants to torch), but
+the dense torch operands beside them do; on this path a dense numpy operand next to a torch
+operand is taken as a torch tensor, and ``sddmm`` of a SciPy ``A`` returns a torch sparse CSR
+tensor, so that the result can carry its ``grad_fn``.
+
+torch is imported lazily (``sparsetir.ops`` never imports it itself).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def wants_grad(*operands: Any) -> bool:
+    """Whether a call must record gradients: grad mode is on and an operand requires grad.
+
+    This runs on every op call; for numpy operands it is a dict lookup and a few attribute reads.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.is_grad_enabled():
+        return False
+    return any(getattr(x, "requires_grad", False) is True for x in operands)
+
+
+def _ops() -> Any:
+    from sparsetir import ops  # the package imports this module: resolve it at call time
+
+    return ops
+
+
+class _Pattern:
+    """What the backward passes need about one CSR structure, built once per matrix.
+
+    ``work`` and ``work_t`` are CSR matrices with the structure and its transpose whose values
+    buffers are overwritten before each use (under ``lock``): the kernels' per-matrix
+    preparation keys on the arrays' identity, so a fresh matrix per backward would be validated
+    and partitioned again on every call.
+    """
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int], dtype: str) -> None:
+        m, n = shape
+        nnz = int(indices.shape[0])
+        self.shape = shape
+        self.nnz = nnz
+        self.rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(indptr))
+        self.cols = indices
+        self.indptr = indptr
+        # A stable sort of the entries by column lists them in row-major order of Aᵀ; duplicates
+        # stay separate entries (they add up in every kernel, as in A).
+        self.perm = np.argsort(indices, kind="stable")
+        t_indptr = np.zeros(n + 1, np.int32)
+        np.cumsum(np.bincount(indices, minlength=n), out=t_indptr[1:])
+        self.ones = sp.csr_matrix((np.ones(nnz, dtype), indices, indptr), shape=shape)
+        self.work = sp.csr_matrix((np.empty(nnz, dtype), indices, indptr), shape=shape)
+        self.work_t = sp.csr_matrix((np.empty(nnz, dtype), self.rows[self.perm], t_indptr), shape=(n, m))
+        self.lock = threading.Lock()
+
+    def at(self, values: np.ndarray, op: Any, *operands: Any) -> Any:
+        """``op`` applied to the matrix of this structure with ``values``, then ``operands``."""
+        with self.lock:
+            np.copyto(self.work.data, values)
+            return op(self.work, *operands)
+
+    def transposed(self, values: np.ndarray, op: Any, *operands: Any) -> Any:
+        """``op`` applied to the transpose of the matrix of this structure with ``values``."""
+        with self.lock:
+            np.take(values, self.perm, out=self.work_t.data)
+            return op(self.work_t, *operands)
+
+
+def _pattern(A: Any, what: str) -> _Pattern:
+    ops = _ops()
+    a = ops._csr(what, A)
+    return ops.prepared.get("autograd", A, lambda: _Pattern(a.indptr, a.indices, a.shape, a.dtype))
+
+
+def _values(A: Any) -> np.ndarray:
+    """The current values of CSR ``A`` (scipy or torch) as a numpy array."""
+    ops = _ops()
+    return ops._csr("A", A).data
+
+
+def _torch_values(v: Any) -> Any:
+    torch = sys.modules["torch"]
+    return v.detach() if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))
+
+
+def _np(t: Any) -> np.ndarray:
+    return t.detach().contiguous().numpy()
+
+
+def _grad_of_csr(A: Any, values: Any) -> Any:
+    """``A.grad`` for a torch sparse CSR ``A``: a CSR tensor with ``A``'s pattern and ``values``."""
+    torch = sys.modules["torch"]
+    return torch.sparse_csr_tensor(A.crow_indices(), A.col_indices(), _torch_values(values), size=tuple(A.shape))
+
+
+def _output_grad_values(dO: Any, p: _Pattern) -> np.ndarray:
+    """The values, at the pattern ``p``, of the gradient of a sparse result.
+
+    Autograd hands back a CSR gradient with the result's own pattern (its values are then the
+    gradient); a dense gradient (e.g. after ``to_dense()``) is read at the stored positions.
+    """
+    torch = sys.modules["torch"]
+    if dO.layout == torch.sparse_csr and dO._nnz() == p.nnz:
+        return _np(dO.values())
+    dense = _np(dO.to_dense() if dO.layout != torch.strided else dO)
+    return np.ascontiguousarray(dense[p.rows, p.cols])
+
+
+def _as_torch(x: Any) -> Any:
+    """A dense operand as a torch tensor (numpy arrays are wrapped, sharing memory)."""
+    torch = sys.modules["torch"]
+    return x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
+
+
+def _is_torch(x: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+@functools.cache
+def _functions() -> Any:
+    """The ``torch.autograd.Function`` classes, defined on first use (torch is then imported)."""
+    import torch
+
+    ops = _ops()
+
+    class Spmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_tensor, A, X):
+            ctx.A = A
+            ctx.save_for_backward(X)
+            return ops.spmm(A, X)
+
+        @staticmethod
+        def backward(ctx, G):
+            (X,) = ctx.saved_tensors
+            A = ctx.A
+            p = _pattern(A, "spmm: A")
+            dA = dX = None
+            if ctx.needs_input_grad[2]:
+                dX = p.transposed(_values(A), ops.spmm, G)
+            if ctx.needs_input_grad[0]:
+                dA = _grad_of_csr(A, ops.sddmm(p.ones, G, X).data)
+            return dA, None, dX
+
+    class Sddmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_tensor, A, X, Y):
+            ctx.A = A
+            ctx.save_for_backward(X, Y)
+            out = ops.sddmm(A, X, Y)
+            if not _is_torch(out):  # a SciPy A: the result must be a tensor to carry a gradient
+                out = _torch_csr(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, dO):
+            X, Y = ctx.saved_tensors
+            A = ctx.A
+            p = _pattern(A, "sddmm: A")
+            d = _output_grad_values(dO, p)
+            dA = dX = dY = None
+            if ctx.needs_input_grad[2] or ctx.needs_input_grad[3]:
+                W = _values(A) * d
+                if ctx.needs_input_grad[2]:
+                    dX = p.at(W, ops.spmm, Y)
+                if ctx.needs_input_grad[3]:
+                    dY = p.transposed(W, ops.spmm, X)
+            if ctx.needs_input_grad[0]:
+                dA = _grad_of_csr(A, d * ops.sddmm(p.ones, X, Y).data)
+            return dA, None, dX, dY
+
+    class Spmv(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_tensor, A, x):
+            ctx.A = A
+            ctx.save_for_backward(x)
+            return ops.spmv(A, x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            A = ctx.A
+            p = _pattern(A, "spmv: A")
+            dA = dx = None
+            if ctx.needs_input_grad[2]:
+                dx = p.transposed(_values(A), ops.spmv, g.contiguous())
+            if ctx.needs_input_grad[0]:
+                # One multiply per entry (g[i] * x[j]): a gather in NumPy is as fast as a kernel
+                # would be, and needs no SDDMM of width 1 compiled for it.
+                dA = _grad_of_csr(A, _np(g)[p.rows] * _np(x)[p.cols])
+            return dA, None, dx
+
+    class SegmentSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, values, offsets):
+            offs = _np(offsets) if isinstance(offsets, torch.Tensor) else np.asarray(offsets)
+            ctx.counts = torch.from_numpy(np.diff(offs.astype(np.int64)))
+            return ops.segment_sum(values, offsets)
+
+        @staticmethod
+        def backward(ctx, G):
+            # Each value's gradient is its segment's: a broadcast (a gather), which no sparsetir
+            # kernel computes; torch's repeat_interleave does it in one pass.
+            return torch.repeat_interleave(G, ctx.counts, dim=0, output_size=int(ctx.counts.sum())), None
+
+    class Softmax(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_tensor, A):
+            ctx.A = A
+            P = ops.softmax(A)
+            ctx.P = _np(P.values())
+            return P
+
+        @staticmethod
+        def backward(ctx, dP):
+            A = ctx.A
+            p = _pattern(A, "softmax: A")
+            P = ctx.P
+            d = _output_grad_values(dP, p)
+            dot = ops.segment_sum(d * P, p.indptr)  # rowsum(dP ⊙ P), one per row
+            return _grad_of_csr(A, P * (d - dot[p.rows])), None
+
+    class BsrSpmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A, X):
+            ctx.A = A
+            return ops.bsr_spmm(A, X)
+
+        @staticmethod
+        def backward(ctx, G):
+            t = ops.prepared.get("autograd_bsr", ctx.A, lambda: _BsrTranspose(ctx.A))
+            return None, t.times(ctx.A.data, G)
+
+    return Spmm, Sddmm, Spmv, SegmentSum, Softmax, BsrSpmm
+
+
+class _BsrTranspose:
+    """The transposed block structure of a BSR matrix, with a values buffer refilled per use."""
+
+    def __init__(self, A: Any) -> None:
+        br, bc = A.blocksize
+        indices = np.asarray(A.indices)
+        block_rows = np.repeat(np.arange(A.shape[0] // br, dtype=np.int32), np.diff(A.indptr))
+        self.perm = np.argsort(indices, kind="stable")
+        t_indptr = np.zeros(A.shape[1] // bc + 1, np.int32)
+        np.cumsum(np.bincount(indices, minlength=A.shape[1] // bc), out=t_indptr[1:])
+        data = np.empty((indices.shape[0], bc, br), A.data.dtype)
+        self.matrix = sp.bsr_matrix((data, block_rows[self.perm], t_indptr), shape=(A.shape[1], A.shape[0]))
+        self.lock = threading.Lock()
+
+    def times(self, data: np.ndarray, G: Any) -> Any:
+        """Aᵀ·G for the BSR matrix with block values ``data``."""
+        with self.lock:
+            np.copyto(self.matrix.data, data[self.perm].transpose(0, 2, 1))
+            return _ops().bsr_spmm(self.matrix, G)
+
+
+def _torch_csr(A: Any) -> Any:
+    """SciPy CSR ``A`` as a torch sparse CSR tensor (sharing its values)."""
+    torch = sys.modules["torch"]
+    return torch.sparse_csr_tensor(torch.from_numpy(np.asarray(A.indptr, np.int64)),
+                                   torch.from_numpy(np.asarray(A.indices, np.int64)),
+                                   torch.from_numpy(A.data), size=tuple(A.shape))
+
+
+def _sparse_arg(A: Any) -> Any:
+    """The tensor through which ``A`` takes part in the graph: ``A`` itself when it is torch, else
+    None (a SciPy matrix is a constant)."""
+    return A if _is_torch(A) else None
+
+
+def spmm(A: Any, X: Any) -> Any:
+    """``ops.spmm`` recording gradients for ``A`` (torch CSR) and ``X``."""
+    return _functions()[0].apply(_sparse_arg(A), A, _as_torch(X))
+
+
+def sddmm(A: Any, X: Any, Y: Any) -> Any:
+    """``ops.sddmm`` recording gradients for ``A`` (torch CSR), ``X`` and ``Y``."""
+    return _functions()[1].apply(_sparse_arg(A), A, _as_torch(X), _as_torch(Y))
+
+
+def spmv(A: Any, x: Any) -> Any:
+    """``ops.spmv`` recording gradients for ``A`` (torch CSR) and ``x``."""
+    return _functions()[2].apply(_sparse_arg(A), A, _as_torch(x))
+
+
+def segment_sum(values: Any, offsets: Any) -> Any:
+    """``ops.segment_sum`` recording the gradient of ``values``."""
+    return _functions()[3].apply(values, offsets)
+
+
+def softmax(A: Any) -> Any:
+    """``ops.softmax`` recording the gradient of ``A``'s values (torch CSR)."""
+    return _functions()[4].apply(A, A)
+
+
+def bsr_spmm(A: Any, X: Any) -> Any:
+    """``ops.bsr_spmm`` recording the gradient of ``X`` (a SciPy BSR ``A`` is a constant)."""
+    return _functions()[5].apply(A, _as_torch(X))
