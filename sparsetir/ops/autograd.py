@@ -101,6 +101,15 @@ def _pattern(A: Any, what: str) -> _Pattern:
     return ops.prepared.get("autograd", A, lambda: _Pattern(a.indptr, a.indices, a.shape, a.dtype))
 
 
+def _same_structure(out: Any, A: Any, what: str) -> Any:
+    """``out``, a result with ``A``'s structure, sharing ``A``'s cached ``_Pattern``: the next
+    op's backward (``softmax`` of an ``sddmm``, ``spmm`` of a ``softmax``) then finds the
+    transposed structure ready instead of sorting the entries again for each new result."""
+    pattern = _pattern(A, what)
+    _ops().prepared.get("autograd", out, lambda: pattern)
+    return out
+
+
 def _values(A: Any) -> np.ndarray:
     """The current values of CSR ``A`` (scipy or torch) as a numpy array."""
     ops = _ops()
@@ -180,7 +189,7 @@ def _functions() -> Any:
             out = ops.sddmm(A, X, Y)
             if not _is_torch(out):  # a SciPy A: the result must be a tensor to carry a gradient
                 out = _torch_csr(out)
-            return out
+            return _same_structure(out, A, "sddmm: A")
 
         @staticmethod
         def backward(ctx, dO):
@@ -239,7 +248,7 @@ def _functions() -> Any:
             ctx.A = A
             P = ops.softmax(A)
             ctx.P = _np(P.values())
-            return P
+            return _same_structure(P, A, "softmax: A")
 
         @staticmethod
         def backward(ctx, dP):

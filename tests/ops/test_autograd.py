@@ -272,3 +272,15 @@ def test_only_the_inputs_that_require_grad_get_one():
     Y = torch.randn(9, 4, requires_grad=True)
     ops.sddmm(A, X, Y).values().sum().backward()
     assert X.grad is None and A.grad is None and Y.grad is not None
+
+
+def test_sparse_results_share_the_backward_structure_of_their_input():
+    """The transposed structure is built once per pattern, not once per sddmm/softmax result."""
+    A = _torch_csr(_small(np.float32))
+    X = torch.randn(12, 4, requires_grad=True)
+    P = ops.softmax(ops.sddmm(A, X, torch.randn(9, 4)))
+
+    def rebuilt():
+        raise AssertionError("the result's structure was prepared again")
+
+    assert ops.prepared.get("autograd", P, rebuilt) is ops.prepared.get("autograd", A, rebuilt)
