@@ -343,6 +343,8 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> A
     ``(m, X.shape[1])``, the same kind as ``X``. The indices are validated on every call
     (O(m * width)).
     """
+    if _autograd.wants_grad(values, X):
+        return _autograd.ell_spmm(indices, values, X, rows)
     vals = values.detach().numpy() if is_torch_tensor(values) else np.asarray(values)
     if str(vals.dtype) not in VALUE_DTYPES:
         fail("ell_spmm: values", f"must be float32 or float64, got {vals.dtype}")

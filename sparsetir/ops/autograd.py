@@ -10,7 +10,8 @@ off inside it, so it does not come back here) and whose backward runs sparsetir'
 - ``spmv``:  dx = Aᵀ·g (``spmv``), dA = g[i]·x[j];
 - ``segment_sum``: d values = G of each entry's segment;
 - ``softmax``: dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` for the row sums);
-- ``bsr_spmm``: dX = Aᵀ·G (``bsr_spmm`` over the transposed block structure).
+- ``bsr_spmm``: dX = Aᵀ·G (``bsr_spmm`` over the transposed block structure);
+- ``ell_spmm``: dX = Aᵀ·G (``spmm`` over the transposed structure), d values = G[i]·X[j] (``sddmm``).
 
 The structure a backward needs (transposed CSR, each entry's row, a matrix of ones) is built once
 per matrix and cached in ``ops.prepared`` like the forward's preparation. A sparse CSR torch
@@ -270,7 +271,38 @@ def _functions() -> Any:
             t = ops.prepared.get("autograd_bsr", ctx.A, lambda: _BsrTranspose(ctx.A))
             return None, t.times(ctx.A.data, G)
 
-    return Spmm, Sddmm, Spmv, SegmentSum, Softmax, BsrSpmm
+    class EllSpmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, values, X, indices, rows):
+            ctx.save_for_backward(values, X)
+            ctx.indices, ctx.rows = indices, rows
+            return ops.ell_spmm(indices, values, X, rows)
+
+        @staticmethod
+        def backward(ctx, G):
+            values, X = ctx.saved_tensors
+            idx = _np(ctx.indices) if isinstance(ctx.indices, torch.Tensor) else np.asarray(ctx.indices)
+            m, width = ops._ell_shape(idx.shape, tuple(values.shape), ctx.rows)
+            n = int(X.shape[0])
+            # The ELL matrix as CSR (row i's entries are positions i*width ... i*width + width - 1;
+            # padding entries take part with their stored 0). Built per backward: an ELL matrix
+            # is not an object the preparation cache can key on.
+            indptr = (np.arange(m + 1, dtype=np.int64) * width).astype(np.int32)
+            p = _Pattern(indptr, idx.reshape(-1).astype(np.int32), (m, n), str(_np(values).dtype))
+            dvalues = dX = None
+            if ctx.needs_input_grad[1]:
+                dX = p.transposed(_np(values).reshape(-1), ops.spmm, G)
+            if ctx.needs_input_grad[0]:
+                if width <= n:
+                    d = ops.sddmm(p.ones, G, X).data
+                else:
+                    # sddmm refuses rows longer than the column count (repeated padding columns);
+                    # the same dot products in NumPy.
+                    d = np.einsum("ij,ij->i", _np(G)[p.rows], _np(X)[p.cols])
+                dvalues = torch.from_numpy(d.reshape(tuple(values.shape)))
+            return dvalues, dX, None, None
+
+    return Spmm, Sddmm, Spmv, SegmentSum, Softmax, BsrSpmm, EllSpmm
 
 
 class _BsrTranspose:
@@ -331,6 +363,11 @@ def segment_sum(values: Any, offsets: Any) -> Any:
 def softmax(A: Any) -> Any:
     """``ops.softmax`` recording the gradient of ``A``'s values (torch CSR)."""
     return _functions()[4].apply(A, A)
+
+
+def ell_spmm(indices: Any, values: Any, X: Any, rows: Any) -> Any:
+    """``ops.ell_spmm`` recording gradients for ``values`` and ``X``."""
+    return _functions()[6].apply(_as_torch(values), _as_torch(X), indices, rows)
 
 
 def bsr_spmm(A: Any, X: Any) -> Any:

@@ -101,6 +101,16 @@ def test_gradcheck_bsr_spmm():
     np.testing.assert_allclose(X.grad.numpy(), dense.T @ np.ones(C.shape))
 
 
+@pytest.mark.parametrize("n", [7, 3])  # 3: rows longer than the column count (repeated columns)
+def test_gradcheck_ell_spmm(n):
+    rng = np.random.default_rng(14)
+    indices = rng.integers(0, n, size=(5, 4))
+    values, X = _leaf(rng.standard_normal((5, 4))), _leaf(rng.standard_normal((n, 3)))
+    assert torch.autograd.gradcheck(lambda v, X: ops.ell_spmm(indices, v, X), (values, X))
+    flat = _leaf(rng.standard_normal(20))
+    assert torch.autograd.gradcheck(lambda v, X: ops.ell_spmm(indices.reshape(-1), v, X, rows=5), (flat, X))
+
+
 # --- against a dense torch reference on cora, float32 ------------------------------------------
 
 
