@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 from typing import Any
 
 import numpy as np
@@ -302,7 +303,8 @@ def _functions() -> Any:
                 dvalues = torch.from_numpy(d.reshape(tuple(values.shape)))
             return dvalues, dX, None, None
 
-    return Spmm, Sddmm, Spmv, SegmentSum, Softmax, BsrSpmm, EllSpmm
+    return types.SimpleNamespace(spmm=Spmm, sddmm=Sddmm, spmv=Spmv, segment_sum=SegmentSum, softmax=Softmax,
+                                 bsr_spmm=BsrSpmm, ell_spmm=EllSpmm)
 
 
 class _BsrTranspose:
@@ -342,34 +344,34 @@ def _sparse_arg(A: Any) -> Any:
 
 def spmm(A: Any, X: Any) -> Any:
     """``ops.spmm`` recording gradients for ``A`` (torch CSR) and ``X``."""
-    return _functions()[0].apply(_sparse_arg(A), A, _as_torch(X))
+    return _functions().spmm.apply(_sparse_arg(A), A, _as_torch(X))
 
 
 def sddmm(A: Any, X: Any, Y: Any) -> Any:
     """``ops.sddmm`` recording gradients for ``A`` (torch CSR), ``X`` and ``Y``."""
-    return _functions()[1].apply(_sparse_arg(A), A, _as_torch(X), _as_torch(Y))
+    return _functions().sddmm.apply(_sparse_arg(A), A, _as_torch(X), _as_torch(Y))
 
 
 def spmv(A: Any, x: Any) -> Any:
     """``ops.spmv`` recording gradients for ``A`` (torch CSR) and ``x``."""
-    return _functions()[2].apply(_sparse_arg(A), A, _as_torch(x))
+    return _functions().spmv.apply(_sparse_arg(A), A, _as_torch(x))
 
 
 def segment_sum(values: Any, offsets: Any) -> Any:
     """``ops.segment_sum`` recording the gradient of ``values``."""
-    return _functions()[3].apply(values, offsets)
+    return _functions().segment_sum.apply(values, offsets)
 
 
 def softmax(A: Any) -> Any:
     """``ops.softmax`` recording the gradient of ``A``'s values (torch CSR)."""
-    return _functions()[4].apply(A, A)
+    return _functions().softmax.apply(A, A)
 
 
 def ell_spmm(indices: Any, values: Any, X: Any, rows: Any) -> Any:
     """``ops.ell_spmm`` recording gradients for ``values`` and ``X``."""
-    return _functions()[6].apply(_as_torch(values), _as_torch(X), indices, rows)
+    return _functions().ell_spmm.apply(_as_torch(values), _as_torch(X), indices, rows)
 
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``ops.bsr_spmm`` recording the gradient of ``X`` (a SciPy BSR ``A`` is a constant)."""
-    return _functions()[5].apply(A, _as_torch(X))
+    return _functions().bsr_spmm.apply(A, _as_torch(X))
