@@ -23,6 +23,9 @@ from tvm.ir import Expr, Span, SourceName, Var  # noqa: E402
 from tvm.script import tirx as tvmscript_tirx  # noqa: E402
 from tvm_ffi import Object  # noqa: E402
 from tvm_ffi.dataclasses import field, py_class  # noqa: E402
+# TVM's JSON of an object, and reading back JSON written by this same TVM (``tvm.ir.load_json``
+# first runs a version upgrader over it, which costs more than the load).
+from tvm_ffi.serialization import from_json_graph_str as load_json_same_version  # noqa: E402
 
 TensorLoad = tvm.ir.TensorLoad
 TensorRegion = tvm.ir.TensorRegion
@@ -51,6 +54,7 @@ __all__ = [
     "Var",
     "field",
     "get_first_structural_mismatch",
+    "load_json_same_version",
     "py_class",
     "s_tir",
     "structural_equal",

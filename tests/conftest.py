@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,11 @@ from hypothesis import settings
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 SHARED_DATA = CHECKOUT.parent / "shared" / "data"
+
+# The suite keeps its compiled kernels in the checkout, not in the user's cache: set before
+# sparsetir is imported, and inherited by the processes the tests start. Entries are keyed by
+# sparsetir's own source, so an edit never loads a stale kernel.
+os.environ["SPARSETIR_CACHE_DIR"] = str(CHECKOUT / ".sparsetir-test-cache")
 
 # Compiling a kernel takes 0.1-0.2 s, and more on a loaded CI machine; Hypothesis's default
 # 200 ms deadline would turn that into flaky failures.

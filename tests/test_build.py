@@ -31,7 +31,7 @@ def random_csr(rng: np.random.Generator, m: int, n: int, density: float) -> scip
 
 
 def test_one_build_serves_cora_pubmed_and_a_random_matrix():
-    cache = KernelCache()
+    cache = KernelCache(disk=None)
     kernel = sparsetir.build(csr_spmm(), cache=cache)
     rng = np.random.default_rng(0)
     matrices = {"cora": data.load("cora"), "pubmed": data.load("pubmed"), "random": random_csr(rng, 777, 1234, 0.01)}
@@ -44,7 +44,7 @@ def test_one_build_serves_cora_pubmed_and_a_random_matrix():
 
 
 def test_second_build_of_the_same_script_is_a_cache_hit():
-    cache = KernelCache()
+    cache = KernelCache(disk=None)
     sparsetir.build(csr_spmm(), cache=cache)
     again = sparsetir.parse((WORKLOADS / "csr_spmm.py").read_text())  # a fresh parse, equal program
     sparsetir.build(again, cache=cache)

@@ -27,7 +27,6 @@ import numpy as np
 
 from ..runtime.kernel import call_error
 from ..runtime.target import num_threads
-from ..runtime.threads import call_off_workers
 from ..runtime.validate import prepare_unchecked
 from .inputs import (
     VALUE_DTYPES,
@@ -122,10 +121,10 @@ def _call(kernel: Any, args: tuple) -> None:
     as they are; an argument TVM refuses (a read-only or a size-0 numpy array) raises before the
     kernel runs, and the call is made again with such arguments adapted (``prepare_unchecked``)."""
     try:
-        call_off_workers(kernel.compiled.entry, args)
+        kernel.compiled.invoke(args)
     except (BufferError, ValueError):
         try:
-            call_off_workers(kernel.compiled.entry, prepare_unchecked(kernel.signature, args))
+            kernel.compiled.invoke(prepare_unchecked(kernel.signature, args))
         except Exception as err:
             raise call_error(kernel.name, err) from err
 

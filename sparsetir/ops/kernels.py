@@ -18,7 +18,10 @@ from typing import Callable, Optional, Union
 from ..driver import build, constraints_of
 from ..ir.function import SparseFunction
 from ..ir.stage2 import Stage2Function
-from ..runtime.cache import KernelCache
+from .._tvm import tvm
+from ..runtime.build import kernel_of, load_stored
+from ..runtime.cache import KernelCache, default_cache
+from ..runtime.disk_cache import DiskCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule import cpu_recipes as recipes
@@ -216,9 +219,13 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
 }
 
 
+def _target(key: KernelKey) -> "tvm.target.Target":
+    return host_target(**(REASSOCIATING if key.op in REASSOCIATED_OPS else {}))
+
+
 def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
     """Schedule and compile the kernel of ``key``."""
-    target = host_target(**(REASSOCIATING if key.op in REASSOCIATED_OPS else {}))
+    target = _target(key)
     f2 = MAKERS[key.op](key)
     if not key.prefetch:
         return build(f2, target=target, cache=cache)
@@ -229,24 +236,43 @@ def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
 
 
 class KernelLibrary:
-    """Compiled ops kernels by configuration; thread-safe, one build per configuration."""
+    """Compiled ops kernels by configuration; thread-safe, one build per configuration.
+
+    A configuration compiled by an earlier process is loaded from the disk cache without being
+    scheduled again: the cache keeps an alias from the configuration (and the target, which
+    names the CPU) to the compiled program's entry."""
 
     def __init__(self, cache: Optional[KernelCache] = None):
         self.cache = cache
         self._kernels: dict[KernelKey, Kernel] = {}
         self._lock = threading.Lock()
+        self.loads = 0
 
     def get(self, key: KernelKey) -> Kernel:
-        """The kernel for ``key``, scheduling and compiling it on first use."""
+        """The kernel for ``key``: loaded from disk, or scheduled and compiled, on first use."""
         kernel = self._kernels.get(key)
         if kernel is not None:
             return kernel
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                kernel = _build(key, self.cache)
+                disk = (self.cache if self.cache is not None else default_cache).disk
+                name = f"sparsetir.ops {key!r} for {_target(key)}"
+                kernel = self._load(disk, name, key)
+                if kernel is None:
+                    kernel = _build(key, self.cache)
+                    if disk is not None and kernel.compiled.key is not None:
+                        disk.alias(name, kernel.compiled.key)
                 self._kernels[key] = kernel
             return kernel
+
+    def _load(self, disk: Optional[DiskCache], name: str, key: KernelKey) -> Optional[Kernel]:
+        stored_key = disk.resolve(name) if disk is not None else None
+        stored = disk.load(stored_key) if stored_key is not None else None
+        if stored is None:
+            return None
+        self.loads += 1
+        return kernel_of(load_stored(stored, stored.func, _target(key)), stored.constraints)
 
     def __len__(self) -> int:
         return len(self._kernels)

@@ -1,20 +1,28 @@
 """Compiling a stage-III function into a callable ``Kernel``.
 
 This is the last step of ``sparsetir.build``: once stages I and II are lowered, the stage-III
-``tvm.tirx.PrimFunc`` and the structure constraints of its sparse axes come here.
+``tvm.tirx.PrimFunc`` and the structure constraints of its sparse axes come here. TVM compiles
+the function; for the CPU, the result is linked into a kernel library (the disk cache's entry,
+``disk_cache.py``), loaded, and its parallel loops pointed at sparsetir's launcher
+(``parallel.py``). Without a C compiler, and for GPUs, the kernel stays in memory as TVM
+compiled it.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .._tvm import tirx, tvm
 from .alignment import relax_param_alignment
-from .cache import Compiled, KernelCache, default_cache
+from .cache import Compiled, KernelCache, default_cache, without_trace
 from .constraints import Constraint
+from .disk_cache import DiskCache, StoredKernel, program_key
 from .kernel import Kernel
+from .parallel import launcher
 from .signature import signature_of
 from .target import TargetLike, as_target, is_gpu
+from .threads import call_off_workers
+from .toolchain import ToolchainError, c_compiler
 from .validate import CallValidator
 
 
@@ -36,19 +44,59 @@ def build_stage3(
     tgt = as_target(target)
     symbol = name or _global_symbol(prim_func) or "main"
     func = prim_func.with_attr("global_symbol", symbol)
-    signature = signature_of(func, symbol)
-    device = "cuda" if is_gpu(tgt) else "cpu"
-    validator = CallValidator(signature, list(constraints), device=device)
-    compiled = (cache if cache is not None else default_cache).get_or_compile(func, tgt, _compile)
-    return Kernel(signature, validator, compiled)
+    compiled = (cache if cache is not None else default_cache).get_or_compile(
+        func, tgt, list(constraints), compile_function, load_stored)
+    return kernel_of(compiled, constraints)
 
 
-def _compile(func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled:
-    """Compile one function; looking the entry up makes LLVM generate machine code now."""
+def kernel_of(compiled: Compiled, constraints: Sequence[Constraint]) -> Kernel:
+    """The validating ``Kernel`` around ``compiled``."""
+    symbol = str(compiled.func.attrs["global_symbol"])
+    signature = signature_of(compiled.func, symbol)
+    device = "cuda" if is_gpu(compiled.target) else "cpu"
+    return Kernel(signature, CallValidator(signature, list(constraints), device=device), compiled)
+
+
+def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constraints: Sequence[Constraint],
+                     disk: Optional[DiskCache]) -> Compiled:
+    """Compile one function. For the CPU with a C compiler at hand, link it into a library
+    (stored in ``disk`` when there is one) and load that; else keep TVM's in-memory module,
+    whose entry lookup makes LLVM generate machine code now."""
     symbol = str(func.attrs["global_symbol"])
-    module = tvm.IRModule({symbol: relax_param_alignment(func)})
-    executable = tvm.compile(module, target=target)
-    return Compiled(func=func, target=target, executable=executable, entry=executable[symbol])
+    executable = tvm.compile(tvm.IRModule({symbol: relax_param_alignment(func)}), target=target)
+    if not is_gpu(target) and c_compiler() is not None:
+        key = program_key(without_trace(func), target)
+        try:
+            library = (disk if disk is not None else DiskCache(enabled=False)).store(key, executable, func, constraints)
+        except ToolchainError:
+            pass  # linking failed: run the in-memory module
+        else:
+            return _loaded(library, func, target, key, executable)
+    entry = executable[symbol]
+    return Compiled(func=func, target=target, entry=entry, invoke=_off_workers(entry), executable=executable)
+
+
+def load_stored(stored: StoredKernel, func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled:
+    """A kernel found on disk, loaded (``func`` is the program asked for: equal to the stored
+    one, with the caller's source spans)."""
+    return _loaded(stored.library, func, target, stored.key, None)
+
+
+def _loaded(library: Any, func: "tirx.PrimFunc", target: "tvm.target.Target", key: str, executable: Any) -> Compiled:
+    module = tvm.runtime.load_module(str(library))
+    entry = module[str(func.attrs["global_symbol"])]
+    active = launcher()
+    invoke = _direct(entry) if active is not None and active.attach(library) else _off_workers(entry)
+    return Compiled(func=func, target=target, entry=entry, invoke=invoke, executable=executable,
+                    library=library, key=key)
+
+
+def _direct(entry: Any) -> Any:
+    return lambda args: entry(*args)
+
+
+def _off_workers(entry: Any) -> Any:
+    return lambda args: call_off_workers(entry, args)
 
 
 def _global_symbol(func: "tirx.PrimFunc") -> Optional[str]:

@@ -14,7 +14,6 @@ from ..errors import ArgumentError, SparseTIRError
 from .cache import Compiled
 from .signature import Signature
 from .target import is_gpu
-from .threads import call_off_workers
 from .validate import CallValidator, prepare_unchecked
 
 
@@ -62,13 +61,13 @@ class Kernel:
         else:
             prepared = prepare_unchecked(self.signature, values)
         try:
-            call_off_workers(self.compiled.entry, prepared)
+            self.compiled.invoke(prepared)
         except Exception as err:  # TVM's own argument checks (ValueError, TypeError, TVMError, ...)
             raise call_error(self.name, err) from err
 
     def source(self, fmt: Optional[str] = None) -> str:
         """Generated code: LLVM IR on CPU, CUDA C on GPU; ``fmt="asm"`` for CPU/host assembly."""
-        module = self.compiled.executable.mod
+        module = self.compiled.source_module
         if fmt is None and is_gpu(self.target):
             return str(module.imports[0].inspect_source())
         if fmt in (None, "ll", "llvm"):

@@ -52,7 +52,14 @@ def is_gpu(target: "tvm.target.Target") -> bool:
 
 
 def num_threads() -> int:
-    """The number of CPU threads TVM's runtime uses for parallel loops."""
+    """The number of CPU threads a parallel kernel uses (``parallel.num_threads``)."""
+    from .parallel import num_threads as launcher_threads
+
+    return launcher_threads()
+
+
+def tvm_num_threads() -> int:
+    """The number of CPU threads TVM's own pool uses for parallel loops."""
     return int(tvm.runtime.num_threads())
 
 

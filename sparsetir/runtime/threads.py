@@ -1,5 +1,8 @@
 """Keeping the calling thread off the cores TVM's pool workers are bound to.
 
+Only for kernels that run on TVM's own thread pool: those compiled where there is no C compiler
+to build sparsetir's parallel launcher (``parallel.py``), which replaces that pool.
+
 A parallel kernel runs its first task on the calling thread and the others on TVM's pool
 workers, each of which TVM binds to one core. The calling thread is not bound, and Linux wakes
 it where it last ran: when that is a worker's core, the worker and the caller share the core for
@@ -91,25 +94,41 @@ def bind_new_threads(action: Callable[[], Any]) -> frozenset[int]:
     return frozenset(used)
 
 
-#: The cores TVM binds its pool workers to (the same for every thread's pool), found by
-#: starting the importing thread's pool (``runtime.NumThreads`` creates it); empty if it was
-#: running already or binds no worker to one core.
-WORKER_CORES = _bound_cores(_started_threads(tvm.get_global_func("runtime.NumThreads")))
+class _Workers:
+    """The cores TVM binds its pool workers to (the same for every thread's pool), found on first
+    use by starting the calling thread's pool (``runtime.NumThreads`` creates it); empty if it
+    was running already or binds no worker to one core."""
+
+    def __init__(self) -> None:
+        self.cores: Optional[frozenset[int]] = None
+
+    def get(self) -> frozenset[int]:
+        if self.cores is None:
+            self.cores = _bound_cores(_started_threads(tvm.get_global_func("runtime.NumThreads")))
+        return self.cores
+
+
+_workers = _Workers()
+
+
+def worker_cores() -> frozenset[int]:
+    """The cores TVM's pool workers are bound to (starting the pool on first use)."""
+    return _workers.get()
 
 
 def set_threads(count: int) -> int:
     """Resize TVM's pool to ``count`` threads (the caller included); the count it now uses."""
-    global WORKER_CORES
     # Mode 1: the "big" cores, which on x86 are all of them. The pool keeps its workers and
     # starts more if it grows.
     configure = tvm.get_global_func("runtime.config_threadpool")
-    WORKER_CORES = WORKER_CORES | _bound_cores(_started_threads(lambda: configure(1, count)))
+    known = worker_cores()
+    _workers.cores = known | _bound_cores(_started_threads(lambda: configure(1, count)))
     return int(tvm.runtime.num_threads())
 
 
 def call_off_workers(entry: Callable[..., Any], args: tuple) -> Any:
     """``entry(*args)``, with the calling thread kept off the pool workers' cores meanwhile."""
-    workers = WORKER_CORES
+    workers = worker_cores()
     if not workers or _getcpu() not in workers:
         return entry(*args)
     allowed = os.sched_getaffinity(0)

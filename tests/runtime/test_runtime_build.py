@@ -27,7 +27,7 @@ def _build(cache=None, **kw):
 def test_one_build_runs_on_cora_and_on_a_random_matrix_without_recompiling():
     if not CORA.exists():
         pytest.skip(f"{CORA} is absent")
-    cache = KernelCache()
+    cache = KernelCache(disk=None)
     kernel = _build(cache)
     for matrix, feat in [(load_cora(), 32), (random_csr(300, 170, 0.03, seed=5), 7)]:
         args = csrmm_arguments(matrix, feat)
@@ -37,7 +37,7 @@ def test_one_build_runs_on_cora_and_on_a_random_matrix_without_recompiling():
 
 
 def test_second_build_of_an_equal_function_is_a_cache_hit():
-    cache = KernelCache()
+    cache = KernelCache(disk=None)
     first = _build(cache)
     rebuilt = tvm.script.from_source(csrmm.script())  # parsed anew: equal, not the same object
     again = build_stage3(rebuilt, constraints_from_axes(csr_axes(), set()), cache=cache)
@@ -46,7 +46,7 @@ def test_second_build_of_an_equal_function_is_a_cache_hit():
 
 
 def test_different_targets_and_functions_are_different_entries():
-    cache = KernelCache()
+    cache = KernelCache(disk=None)
     plain = _build(cache, target={"kind": "llvm"})
     native = _build(cache)
     other = build_stage3(dcsrmm, [], cache=cache)
@@ -55,7 +55,7 @@ def test_different_targets_and_functions_are_different_entries():
 
 
 def test_name_sets_the_compiled_symbol():
-    kernel = _build(KernelCache(), name="my_spmm")
+    kernel = _build(KernelCache(disk=None), name="my_spmm")
     assert kernel.name == "my_spmm"
     assert "my_spmm" in kernel.source()
 
@@ -77,7 +77,7 @@ def test_source_is_llvm_ir_or_assembly(csr_kernel):
 
 
 def test_cuda_target_compiles_to_source_without_a_gpu():
-    kernel = build_stage3(gpu_scale, [], target=cuda_target("sm_90"), cache=KernelCache())
+    kernel = build_stage3(gpu_scale, [], target=cuda_target("sm_90"), cache=KernelCache(disk=None))
     assert kernel.target.kind.name == "cuda"
     assert "__global__" in kernel.source()
     assert kernel.outputs == ["y"]

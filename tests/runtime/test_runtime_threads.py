@@ -11,7 +11,7 @@ import pytest
 from sparsetir.runtime import threads
 
 pytestmark = pytest.mark.skipif(
-    threads._getcpu is None or len(os.sched_getaffinity(0)) < 2 or not threads.WORKER_CORES,
+    threads._getcpu is None or len(os.sched_getaffinity(0)) < 2 or not threads.worker_cores(),
     reason="needs Linux thread affinity, two cores and a TVM pool with bound workers",
 )
 
@@ -35,31 +35,31 @@ def _bound_alone(core: int) -> list[int]:
 
 
 def test_worker_cores_are_those_of_bound_pool_threads(restore_affinity):
-    assert threads.WORKER_CORES <= restore_affinity
-    assert threads.WORKER_CORES != restore_affinity  # the caller's core is not a worker's
-    for core in threads.WORKER_CORES:
+    assert threads.worker_cores() <= restore_affinity
+    assert threads.worker_cores() != restore_affinity  # the caller's core is not a worker's
+    for core in threads.worker_cores():
         assert _bound_alone(core), f"no thread is bound to worker core {core}"
 
 
 def test_a_caller_on_a_worker_core_runs_elsewhere_and_gets_its_affinity_back(restore_affinity):
-    worker = min(threads.WORKER_CORES)
+    worker = min(threads.worker_cores())
     _sit_on(worker, restore_affinity)
     seen = threads.call_off_workers(lambda x: (x, threads._getcpu(), os.sched_getaffinity(0)), (7,))
     assert seen[0] == 7
-    assert seen[1] not in threads.WORKER_CORES
-    assert seen[2] == restore_affinity - threads.WORKER_CORES
+    assert seen[1] not in threads.worker_cores()
+    assert seen[2] == restore_affinity - threads.worker_cores()
     assert os.sched_getaffinity(0) == restore_affinity
 
 
 def test_a_caller_off_the_worker_cores_is_left_alone(restore_affinity):
-    free = min(restore_affinity - threads.WORKER_CORES)
+    free = min(restore_affinity - threads.worker_cores())
     _sit_on(free, restore_affinity)
     affinity = threads.call_off_workers(lambda: os.sched_getaffinity(0), ())
     assert affinity == restore_affinity
 
 
 def test_affinity_is_restored_when_the_call_raises(restore_affinity):
-    _sit_on(min(threads.WORKER_CORES), restore_affinity)
+    _sit_on(min(threads.worker_cores()), restore_affinity)
 
     def fail():
         raise ValueError("kernel refused an argument")
@@ -70,7 +70,7 @@ def test_affinity_is_restored_when_the_call_raises(restore_affinity):
 
 
 def test_a_caller_allowed_only_worker_cores_is_not_restricted(restore_affinity):
-    worker = min(threads.WORKER_CORES)
+    worker = min(threads.worker_cores())
     os.sched_setaffinity(0, {worker})
     assert threads.call_off_workers(lambda: os.sched_getaffinity(0), ()) == {worker}
 
@@ -106,6 +106,6 @@ def test_ops_results_are_right_from_a_worker_core(restore_affinity):
     rng = np.random.default_rng(3)
     A = scipy.sparse.random(300, 200, density=0.05, format="csr", dtype=np.float32, random_state=rng)
     X = rng.standard_normal((200, 16), dtype=np.float32)
-    _sit_on(min(threads.WORKER_CORES), restore_affinity)
+    _sit_on(min(threads.worker_cores()), restore_affinity)
     np.testing.assert_allclose(ops.spmm(A, X), A.astype(np.float64) @ X, rtol=1e-5, atol=1e-5)
     assert os.sched_getaffinity(0) == restore_affinity
