@@ -30,6 +30,7 @@ from .ir.stage2 import Stage2Function
 from .transforms import lower_sparse_buffer, lower_sparse_iter
 from .driver import build
 from .schedule import Schedule, replay
+from .runtime.parallel import num_threads, set_num_threads
 
 __all__ = [
     "ArgumentError",
@@ -48,9 +49,11 @@ __all__ = [
     "build",
     "lower_sparse_buffer",
     "lower_sparse_iter",
+    "num_threads",
     "parse",
     "parse_file",
     "replay",
+    "set_num_threads",
     "structural_equal",
     "structural_hash",
     "verify",

@@ -7,7 +7,8 @@ become the structure checks the kernel runs on its arguments.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import threading
+from typing import Any, Callable, Optional, Sequence
 
 from ._tvm import tirx
 from .errors import LoweringError, SparseTIRError
@@ -17,7 +18,8 @@ from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
 from .runtime.kernel import Kernel
-from .runtime.target import TargetLike
+from .runtime.target import TargetLike, as_target
+from .ir import structural_equal, structural_hash
 from .transforms import pipeline
 
 
@@ -45,6 +47,13 @@ def build(
             "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
             f"tvm.tirx.PrimFunc, got {type(func).__name__}"
         )
+    if constraints is not None or cache is not None:
+        return _build(func, target, name, constraints, cache)
+    return _built.get(func, target, name, lambda: _build(func, target, name, None, None))
+
+
+def _build(func: Any, target: TargetLike, name: Optional[str], constraints: Optional[Sequence[Constraint]],
+           cache: Optional[KernelCache]) -> Kernel:
     checks: Optional[list[Constraint]] = constraints_of(func) if isinstance(func, Stage2Function) else None
     for _, func in pipeline.steps(func):
         if checks is None and isinstance(func, Stage2Function):
@@ -58,6 +67,44 @@ def build(
     except Exception as err:  # TVM's code generation refused the program
         detail = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
         raise LoweringError(f"compiling {name or pipeline.function_name(func)} for {target} failed: {detail}") from err
+
+
+class _Built:
+    """Kernels by the function ``build`` was given (before lowering), so that building an equal
+    program again skips the lowering too: a hit costs a structural hash and comparison (tens of
+    microseconds) where lowering takes milliseconds. Equal programs whose parameters are named
+    differently are different entries (the kernel is called by those names)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, list[tuple[Any, Kernel]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, func: Any, target: TargetLike, name: Optional[str], make: Callable[[], Kernel]) -> Kernel:
+        """The kernel built from ``func`` for ``target``, made by ``make`` on a miss."""
+        target_key = target if isinstance(target, str) else str(as_target(target))
+        key = (structural_hash(func), _param_names(func), target_key, name)
+        with self._lock:
+            for seen, kernel in self._entries.get(key, []):
+                if seen is func or structural_equal(seen, func):
+                    return kernel
+        kernel = make()
+        with self._lock:
+            self._entries.setdefault(key, []).append((func, kernel))
+        return kernel
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._entries.clear()
+
+
+def _param_names(func: Any) -> tuple[str, ...]:
+    if isinstance(func, Stage2Function):
+        return tuple(func.param_names)
+    return tuple(str(p.name) for p in func.params)
+
+
+_built = _Built()
 
 
 def constraints_of(func: Stage2Function) -> list[Constraint]:

@@ -46,13 +46,15 @@ def build_stage3(
     func = prim_func.with_attr("global_symbol", symbol)
     compiled = (cache if cache is not None else default_cache).get_or_compile(
         func, tgt, list(constraints), compile_function, load_stored)
-    return kernel_of(compiled, constraints)
+    return kernel_of(compiled, constraints, func)
 
 
-def kernel_of(compiled: Compiled, constraints: Sequence[Constraint]) -> Kernel:
-    """The validating ``Kernel`` around ``compiled``."""
-    symbol = str(compiled.func.attrs["global_symbol"])
-    signature = signature_of(compiled.func, symbol)
+def kernel_of(compiled: Compiled, constraints: Sequence[Constraint], func: Optional["tirx.PrimFunc"] = None) -> Kernel:
+    """The validating ``Kernel`` around ``compiled``, with the parameter names of ``func`` (a
+    function equal to the compiled one, whose names may differ; default: the compiled one)."""
+    func = func if func is not None else compiled.func
+    symbol = str(func.attrs["global_symbol"])
+    signature = signature_of(func, symbol)
     device = "cuda" if is_gpu(compiled.target) else "cpu"
     return Kernel(signature, CallValidator(signature, list(constraints), device=device), compiled)
 

@@ -67,13 +67,19 @@ def _writable(directory: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="sparsetir-"))
 
 
+#: Parts of the package that cannot change a compiled kernel (tools around the compiler).
+NOT_IN_FINGERPRINT = ("bench", "data", "explorer", "cli.py", "show.py", "__main__.py")
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of everything a compiled kernel depends on besides its program and target."""
+    """A hash of everything a compiled kernel depends on besides its program and target: TVM's
+    version and sparsetir's source (but ``NOT_IN_FINGERPRINT``)."""
     digest = hashlib.sha256(f"format {FORMAT}\ntvm {tvm.__version__}\nffi {tvm_ffi.__version__}\n".encode())
     for path in sorted(PACKAGE.rglob("*")):
-        if path.suffix in (".py", ".c") and path.is_file():
-            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+        relative = path.relative_to(PACKAGE)
+        if path.suffix in (".py", ".c") and relative.parts[0] not in NOT_IN_FINGERPRINT and path.is_file():
+            digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

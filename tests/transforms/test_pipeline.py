@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import sparsetir
+from sparsetir.runtime import KernelCache
 from sparsetir.ir.stage2 import Stage2Function
 from sparsetir.show import render
 from sparsetir.transforms import pipeline
@@ -66,8 +67,15 @@ def test_a_stage2_primfunc_enters_the_pipeline_as_stage2():
 
 
 def test_build_runs_every_pass_once(counted):
-    sparsetir.build(_stage1())
+    sparsetir.build(_stage1(), cache=KernelCache(disk=None))
     assert counted == Counter({name: 1 for name in NAMES})
+
+
+def test_building_an_equal_function_again_runs_no_pass(counted):
+    first = sparsetir.build(_stage1())
+    counted.clear()
+    assert sparsetir.build(_stage1()) is first  # parsed anew: equal, found before lowering
+    assert counted == Counter()
 
 
 def test_show_runs_the_passes_up_to_the_stage_once(counted):

@@ -1,0 +1,196 @@
+"""sparsetir's parallel launcher (sparsetir/runtime/parallel.py, native/parallel_launch.c).
+
+Every case checks results against SciPy and what the launcher says it did (its counters); none
+measures time (the speed is in bench/notes/threads.md).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from sparsetir import ops
+from sparsetir.runtime import parallel
+from sparsetir.runtime.toolchain import c_compiler
+
+pytestmark = pytest.mark.skipif(
+    c_compiler() is None, reason="the launcher is built with a C compiler, and none is installed (or not Linux)"
+)
+
+
+@pytest.fixture
+def launcher():
+    active = parallel.launcher()
+    assert active is not None, parallel.unavailable_reason()
+    threads = active.threads
+    yield active
+    active.set_threads(threads)
+    active.configure(chunks_per_thread=4, late_ns=300_000, backoff_ns=(20_000_000, 1_280_000_000))
+    active.find_openmp()
+
+
+def _case(rows=400, cols=300, width=16, seed=0):
+    rng = np.random.default_rng(seed)
+    A = scipy.sparse.random(rows, cols, density=0.05, format="csr", dtype=np.float32, random_state=rng)
+    X = rng.standard_normal((cols, width), dtype=np.float32)
+    return A, X, A.astype(np.float64) @ X
+
+
+def _check(A, X, expected):
+    np.testing.assert_allclose(ops.spmm(A, X), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_kernels_run_on_the_launcher_and_share_torchs_openmp_runtime(launcher):
+    torch = pytest.importorskip("torch")
+    if "OpenMP" not in torch.__config__.parallel_info():
+        pytest.skip("this torch does not run on OpenMP")
+    assert launcher.openmp is not None and "omp" in os.path.basename(launcher.openmp)
+    if launcher.openmp_avoided:
+        pytest.skip("OpenMP is set aside just now (a late arrival on a busy machine)")
+    A, X, expected = _case()
+    before = launcher.stats()
+    _check(A, X, expected)
+    after = launcher.stats()
+    assert after.openmp + after.pool > before.openmp + before.pool
+
+
+def test_without_openmp_launches_go_to_the_pool(launcher):
+    launcher.stop_openmp()
+    A, X, expected = _case(seed=1)
+    before = launcher.stats()
+    for _ in range(3):
+        _check(A, X, expected)
+    after = launcher.stats()
+    assert after.pool - before.pool == 3 and after.openmp == before.openmp
+    assert after.workers >= min(launcher.threads - 1, 1)
+
+
+def test_one_thread_runs_serially(launcher):
+    launcher.set_threads(1)
+    A, X, expected = _case(seed=2)
+    before = launcher.stats()
+    _check(A, X, expected)
+    assert launcher.stats().serial == before.serial + 1
+
+
+@pytest.mark.parametrize("count", [0, -1, 2.5, True])
+def test_thread_count_must_be_a_positive_integer(launcher, count):
+    with pytest.raises(ValueError, match="positive integer"):
+        launcher.set_threads(count)
+
+
+def test_many_chunks_and_more_threads_than_cores_stay_correct(launcher):
+    launcher.stop_openmp()
+    launcher.set_threads(8)
+    launcher.configure(chunks_per_thread=16)
+    A, X, expected = _case(rows=2000, seed=3)
+    for _ in range(5):
+        _check(A, X, expected)
+
+
+def test_a_late_openmp_thread_sets_openmp_aside_for_the_pool(launcher):
+    if launcher.openmp is None:
+        pytest.skip("no OpenMP runtime in this process")
+    # With no grace at all, a helper arriving after the caller claimed every chunk is late: on a
+    # tiny kernel that happens within a few launches. The pool then serves for the back-off.
+    launcher.configure(late_ns=0, chunks_per_thread=1, backoff_ns=(60_000_000_000, 60_000_000_000))
+    A, X, expected = _case(rows=8, cols=8, width=1, seed=4)
+    before = launcher.stats()
+    for _ in range(5000):
+        _check(A, X, expected)
+        if launcher.stats().late > before.late:
+            break
+    else:
+        pytest.fail("no OpenMP thread ever arrived after the caller finished (5000 tiny launches)")
+    assert launcher.openmp_avoided
+    pool = launcher.stats().pool
+    _check(A, X, expected)
+    assert launcher.stats().pool == pool + 1
+
+
+def test_concurrent_callers_get_right_results(launcher):
+    cases = [_case(rows=500 + 50 * k, seed=10 + k) for k in range(4)]
+    failures: list[BaseException] = []
+
+    def work(case):
+        try:
+            for _ in range(20):
+                _check(*case)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    for use_openmp in (True, False):
+        if not use_openmp:
+            launcher.stop_openmp()
+        threads = [threading.Thread(target=work, args=(case,)) for case in cases]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads), "a concurrent call hung"
+        assert not failures, failures[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_runs_kernels(launcher):
+    A, X, expected = _case(seed=5)
+    _check(A, X, expected)  # the parent's OpenMP team and pool are running
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report by exit code, never return into pytest
+        code = 1
+        try:
+            before = launcher.stats()
+            _check(A, X, expected)
+            after = launcher.stats()
+            # libgomp's team does not survive fork(): the child runs on a pool of its own.
+            code = 0 if after.openmp == before.openmp and after.pool == before.pool + 1 else 2
+        finally:
+            os.write(write, bytes([code]))
+            os._exit(code)
+    os.close(write)
+    try:
+        import select
+
+        ready, _, _ = select.select([read], [], [], 120)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail("a kernel call hung in the forked child")
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child exit status {status}"
+    finally:
+        os.close(read)
+
+
+def test_backend_says_where_loops_run(launcher):
+    text = parallel.backend()
+    assert "sparsetir's launcher" in text and str(launcher.threads) in text
+    assert parallel.num_threads() == launcher.threads
+
+
+def test_without_a_compiler_kernels_run_on_tvms_pool(tmp_path):
+    import subprocess
+
+    code = (
+        "import warnings, numpy as np, scipy.sparse as sp\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from sparsetir import ops\n"
+        "    from sparsetir.runtime import parallel\n"
+        "    A = sp.random(300, 200, density=0.05, format='csr', dtype=np.float32, random_state=0)\n"
+        "    X = np.ones((200, 8), np.float32)\n"
+        "    assert np.allclose(ops.spmm(A, X), A @ X, atol=1e-5)\n"
+        "assert parallel.launcher() is None\n"
+        "assert 'C compiler' in parallel.unavailable_reason()\n"
+        "assert any(\"TVM's thread pool\" in str(w.message) for w in seen), [str(w.message) for w in seen]\n"
+        "assert ops.library.loads == 0\n"
+    )
+    env = dict(os.environ, CC="no-such-compiler-anywhere", SPARSETIR_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
