@@ -20,6 +20,7 @@ COMMANDS = {
     "bench": "sparsetir.bench",
     "show": "sparsetir.show",
     "explore": "sparsetir.explorer",
+    "cache": "sparsetir.runtime.cache_command",
 }
 
 EXIT_NOT_IMPLEMENTED = 2
@@ -113,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument(
         "--html", metavar="OUT", help="write a static single-file HTML report to OUT instead"
     )
+
+    cache = commands.add_parser(
+        "cache",
+        help="show or clear the compiled-kernel cache on disk",
+        description="Show where compiled kernels are kept between processes (SPARSETIR_CACHE_DIR, "
+        "else XDG_CACHE_HOME/sparsetir, else ~/.cache/sparsetir), how much it holds, and how "
+        "parallel loops run; --clear removes every entry.",
+    )
+    cache.add_argument("--clear", action="store_true", help="remove every compiled kernel")
     return parser
 
 
