@@ -80,6 +80,7 @@ class Launcher:
         self._lib.sparsetir_parallel_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         self.address: int = ctypes.cast(self._lib.sparsetir_parallel_launch, ctypes.c_void_p).value
         self.openmp: Optional[str] = None
+        self._tvm_launch: Optional[int] = None  # TVM's launcher, as found in a kernel library
         self._lock = threading.Lock()
         self._threads = 0
         self.set_threads(default_threads())
@@ -143,8 +144,18 @@ class Launcher:
         if _has_symbol(handle, "__TVMBackendParallelLaunch"):
             if self.openmp is None:
                 self.find_openmp()  # torch may have been imported since
-            ctypes.c_void_p.in_dll(handle, "__TVMBackendParallelLaunch").value = self.address
+            slot = ctypes.c_void_p.in_dll(handle, "__TVMBackendParallelLaunch")
+            if slot.value != self.address:
+                self._tvm_launch = slot.value
+            slot.value = self.address
         return True
+
+    def detach(self, library: Path) -> None:
+        """Give the kernel library ``library`` back to TVM's own launcher (for measuring the
+        alternatives, ``bench/coexistence.py``)."""
+        handle = ctypes.CDLL(str(library), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        if _has_symbol(handle, "__TVMBackendParallelLaunch") and self._tvm_launch is not None:
+            ctypes.c_void_p.in_dll(handle, "__TVMBackendParallelLaunch").value = self._tvm_launch
 
 
 def _has_symbol(handle: ctypes.CDLL, name: str) -> bool:
