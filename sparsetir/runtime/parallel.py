@@ -39,7 +39,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from . import toolchain
 
@@ -79,12 +79,25 @@ class Launcher:
         self._lib.sparsetir_parallel_use_openmp.argtypes = [ctypes.c_void_p] * 3
         self._lib.sparsetir_parallel_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         self.address: int = ctypes.cast(self._lib.sparsetir_parallel_launch, ctypes.c_void_p).value
+        self._serial_begin = self._lib.sparsetir_parallel_serial_begin
+        self._serial_end = self._lib.sparsetir_parallel_serial_end
+        for fn in (self._serial_begin, self._serial_end):
+            fn.argtypes, fn.restype = [], None
         self.openmp: Optional[str] = None
         self._tvm_launch: Optional[int] = None  # TVM's launcher, as found in a kernel library
         self._lock = threading.Lock()
         self._threads = 0
         self.set_threads(default_threads())
         self.find_openmp()
+
+    def serial(self, call: Callable[[tuple], Any], args: tuple) -> Any:
+        """``call(args)`` with the parallel loops it launches on this thread run serially (for
+        work too small to be worth a launch)."""
+        self._serial_begin()
+        try:
+            return call(args)
+        finally:
+            self._serial_end()
 
     @property
     def threads(self) -> int:

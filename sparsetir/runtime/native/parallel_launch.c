@@ -67,6 +67,10 @@ static _Atomic long omp_backoff;
 
 static _Atomic uint64_t stat_openmp, stat_pool, stat_serial, stat_late;
 
+/* Calls made inside sparsetir_parallel_serial_begin/end on this thread run serially: a caller
+   that knows the work is tiny (sparsetir.ops) saves the launch and its scheduling hazards. */
+static __thread int serial_depth;
+
 static long now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -255,6 +259,7 @@ static void after_fork_in_child(void) {
 
 /* What TVM calls for every parallel loop (the signature of TVMBackendParallelLaunch). */
 int sparsetir_parallel_launch(FTVMParallelLambda f, void* cdata, int num_task) {
+  if (serial_depth > 0) return run_serial(f, cdata);
   int use_omp = omp_parallel != NULL && !omp_after_fork && now_ns() >= atomic_load(&omp_avoid_until);
   int team = threads;
   if (use_omp) {
@@ -265,6 +270,12 @@ int sparsetir_parallel_launch(FTVMParallelLambda f, void* cdata, int num_task) {
   int chunks = num_task > 0 ? num_task : team * chunks_per_thread;
   if (chunks > (int)CHUNK_MASK) chunks = (int)CHUNK_MASK;
   return use_omp ? omp_launch(f, cdata, team, chunks) : pool_launch(f, cdata, chunks);
+}
+
+void sparsetir_parallel_serial_begin(void) { serial_depth++; }
+
+void sparsetir_parallel_serial_end(void) {
+  if (serial_depth > 0) serial_depth--;
 }
 
 static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
