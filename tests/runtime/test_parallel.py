@@ -79,6 +79,26 @@ def test_one_thread_runs_serially(launcher):
     assert launcher.stats().serial == before.serial + 1
 
 
+def test_a_serial_scope_runs_launches_on_the_caller_and_ends(launcher):
+    A, X, expected = _case(seed=6)
+    from sparsetir.ops.kernels import KernelKey
+
+    ops.spmm(A, X)
+    kernel = ops.library.get(KernelKey("spmm", "float32", X.shape[1]))
+    prepared = ops.prepared.get("csr", A, lambda: None)
+    out = np.zeros(expected.shape, dtype=np.float32)
+    args = (prepared.values(), X, out) + prepared.tail
+    before = launcher.stats()
+    launcher.serial(kernel.compiled.invoke, args)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    middle = launcher.stats()
+    assert middle.serial == before.serial + 1 and middle.openmp + middle.pool == before.openmp + before.pool
+    with pytest.raises(ZeroDivisionError):
+        launcher.serial(lambda _: 1 / 0, ())
+    kernel.compiled.invoke(args)  # the scope ended, also after the exception
+    assert launcher.stats().serial == middle.serial or launcher.threads == 1
+
+
 @pytest.mark.parametrize("count", [0, -1, 2.5, True])
 def test_thread_count_must_be_a_positive_integer(launcher, count):
     with pytest.raises(ValueError, match="positive integer"):
