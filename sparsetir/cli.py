@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="compile the bundled kernels, check them against SciPy, time them against peers",
         description="Compile the bundled sparse kernels for each matrix, check the results "
-        "against SciPy, and print timings next to SciPy and PyTorch measured in the same run.",
+        "against SciPy, and print timings next to SciPy, PyTorch and Intel MKL (when installed) "
+        "measured in the same run. By default every timed call follows an untimed torch dense "
+        "matmul, the way a model calls sparse ops; --alone times each library on its own.",
     )
     bench.add_argument(
         "matrices",
@@ -77,7 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         metavar="N",
-        help="threads for sparsetir (TVM) and torch (default: TVM's, i.e. all cores)",
+        help="threads for sparsetir, torch and MKL, set through each library's own call "
+        "(default: each library's default)",
+    )
+    bench.add_argument(
+        "--alone",
+        action="store_true",
+        help="time each library alone, in batches of back-to-back calls after a pause, "
+        "instead of each call after an untimed torch op (the default, as in a model)",
     )
     bench.add_argument("--seed", type=int, default=0, help="seed of the dense operands")
     bench.add_argument(

@@ -6,7 +6,10 @@ kernels), except one that runs the real ops once they exist. No test looks at a 
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
 import sys
 import types
 
@@ -15,7 +18,7 @@ import pytest
 import scipy.sparse
 
 from sparsetir import cli, data
-from sparsetir.bench import check, kernels, report, run
+from sparsetir.bench import check, interleave, kernels, peers, report, run, timing
 from sparsetir.bench.timing import SIZING_CALLS, Timing
 
 
@@ -82,8 +85,12 @@ def test_smoke_run_writes_checked_results(tmp_path, capsys):
     assert document["passed"] is True
     environment = document["environment"]
     assert {"timestamp", "cpu", "threads", "versions", "load_average"} <= environment.keys()
-    assert {"sparsetir", "tvm", "numpy", "scipy", "torch"} <= environment["versions"].keys()
+    assert {"sparsetir", "tvm", "numpy", "scipy", "torch", "mkl"} <= environment["versions"].keys()
+    assert environment["threads"].keys() == {"sparsetir", "torch", "mkl", "scipy"}
+    assert environment["parallel_backend"]
     assert document["settings"]["widths"] == [32] and document["settings"]["smoke"] is True
+    assert document["settings"]["mode"] == "interleaved"
+    assert document["settings"]["threads"] is None
     # Every kernel by default; ELL is skipped on cora, whose longest row is 43x its mean.
     assert [(row["matrix"], row["kernel"], row["width"]) for row in document["rows"]] == [
         ("cora", "spmm", 32),
@@ -303,21 +310,6 @@ def test_long_errors_are_shortened_on_stderr_and_whole_in_json(tmp_path, capsys)
     assert row["impls"]["sparsetir"]["error"] == f"raised RuntimeError: {long_message}"
 
 
-def test_threads_option_sets_tvm_and_torch(tmp_path):
-    torch = pytest.importorskip("torch")
-    from sparsetir._tvm import tvm
-
-    before = (int(tvm.runtime.num_threads()), torch.get_num_threads())
-    try:
-        argv = ["--smoke", "--rounds", "1", "--threads", "1", "--out", str(tmp_path)]
-        assert bench(argv, ops=fake_ops()) == 0
-    finally:
-        tvm.get_global_func("runtime.config_threadpool")(1, before[0])
-        torch.set_num_threads(before[1])
-    threads = json.loads((tmp_path / report.JSON_NAME).read_text())["environment"]["threads"]
-    assert threads == {"sparsetir": 1, "torch": 1, "scipy": 1}
-
-
 # ------------------------------------------------ segment_sum, bsr_spmm, ell_spmm and softmax
 
 NEW_KERNELS = ("segment_sum", "bsr_spmm", "ell_spmm", "softmax")
@@ -350,10 +342,12 @@ def test_new_kernels_of_sparsetir_ops_match_their_peers(tmp_path, capsys):
     assert [(row["kernel"], row["width"]) for row in document["rows"]] == [
         ("segment_sum", 5), ("bsr_spmm", 5), ("ell_spmm", 5), ("softmax", None)
     ]
-    expected_impls = {"sparsetir", "scipy"} | ({"torch"} if _has_torch() else set())
+    peers_of_all = {"sparsetir", "scipy"} | ({"torch"} if _has_torch() else set())
+    has_mkl = document["environment"]["versions"]["mkl"] is not None
     for row in document["rows"]:
         assert row["passed"] is True
-        assert set(row["impls"]) == expected_impls
+        with_mkl = has_mkl and row["kernel"] in ("bsr_spmm", "ell_spmm")
+        assert set(row["impls"]) == peers_of_all | ({"mkl"} if with_mkl else set())
         assert all(impl["results_checked"] == 2 + SIZING_CALLS for impl in row["impls"].values())
     assert "bsr_spmm on small: 2x2 blocks" in " ".join(document["notes"])
 
@@ -459,3 +453,277 @@ def test_softmax_and_segment_sum_references_handle_empty_rows(tmp_path):
     values, offsets = segment_sum.operands
     np.testing.assert_allclose(segment_sum.expected[row],
                                values[offsets[row]:offsets[row + 1]].sum(0), rtol=1e-6)
+
+
+# ----------------------------------------------- timing modes, threads, and MKL as a peer
+
+
+def _run_small(tmp_path, *extra, kernels_arg="spmm,spmv", ops=None) -> int:
+    argv = ["--matrix", str(_small_matrix(tmp_path)), "--kernels", kernels_arg, "--widths", "5",
+            "--rounds", "1", "--out", str(tmp_path), *extra]
+    return bench(argv, ops=ops or fake_ops())
+
+
+def _document(tmp_path) -> dict:
+    return json.loads((tmp_path / report.JSON_NAME).read_text())
+
+
+def test_interleaved_is_the_default_and_is_reported(tmp_path, capsys):
+    assert _run_small(tmp_path) == 0
+    library = "torch" if _has_torch() else "NumPy (no torch)"
+    out = capsys.readouterr().out
+    assert out.startswith(f"timed interleaved: every timed call follows an untimed {library} X @ W")
+    settings = _document(tmp_path)["settings"]
+    assert settings["mode"] == "interleaved" and settings["pause_ms"] is None
+    assert settings["interleaved_with"].startswith(f"{library} X @ W (X: the case's dense operand")
+    rows = _document(tmp_path)["rows"]
+    prefix = "torch" if _has_torch() else "numpy"
+    # SpMM's X is (30, 5); SpMV has no dense matrix operand: a (rows, 32) one stands in.
+    assert [row["interleaved_with"] for row in rows] == [
+        f"{prefix} X @ W (30x5 @ 5x5)", f"{prefix} X @ W (40x32 @ 32x32)"
+    ]
+
+
+def test_alone_times_batches_after_a_pause_and_says_so(tmp_path, capsys):
+    assert _run_small(tmp_path, "--alone") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("timed alone (--alone): batches of back-to-back calls, each after a "
+                          "20 ms pause")
+    document = _document(tmp_path)
+    assert document["settings"]["mode"] == "alone" and document["settings"]["pause_ms"] == 20.0
+    assert document["settings"]["interleaved_with"] is None
+    assert all(row["interleaved_with"] is None for row in document["rows"])
+    assert all(row["passed"] for row in document["rows"])
+
+
+def _logging_impls(log: list) -> list:
+    def impl(name):
+        return kernels.Impl(name, lambda: log.append(name) or np.zeros(1), np.asarray)
+
+    return [impl("a"), impl("b")]
+
+
+def test_interleaved_runs_the_op_before_every_timed_call():
+    log: list = []
+    between = timing.Interleave("log", lambda: log.append("between"))
+    timings = timing.measure(_logging_impls(log), 3, lambda impl, out: None, between)
+    warm_up = 1 + 2 * (1 + SIZING_CALLS)  # the op once, then each impl's first and sizing calls
+    assert log[:warm_up] == ["between"] + ["a"] * (1 + SIZING_CALLS) + ["b"] * (1 + SIZING_CALLS)
+    timed = log[warm_up:]
+    assert set(timed[0::2]) == {"between"} and set(timed[1::2]) == {"a", "b"}
+    for name in "ab":
+        assert timed.count(name) == 3 * timings[name].calls_per_round
+        assert len(timings[name].round_ms) == 3
+        assert timings[name].results_checked == 1 + SIZING_CALLS + 3
+
+
+def test_alone_runs_no_op_between_calls():
+    log: list = []
+    timings = timing.measure(_logging_impls(log), 2, lambda impl, out: None, pause_s=0.0)
+    assert set(log) == {"a", "b"}
+    # Each round: one untimed wake-up call, then the batch.
+    assert log.count("a") == 1 + SIZING_CALLS + 2 * (1 + timings["a"].calls_per_round)
+
+
+def test_the_interleaved_op_multiplies_the_case_operand(tmp_path):
+    matrix = data.load_file(_small_matrix(tmp_path))
+    cases = {
+        "spmm": ("30x5 @ 5x5", (30, 5)),
+        "sddmm": ("30x5 @ 5x5", (30, 5)),  # Y, the (columns, width) operand
+        "segment_sum": (f"{matrix.nnz}x5 @ 5x5", (matrix.nnz, 5)),
+        "spmv": ("40x32 @ 32x32", (40, 32)),
+        "softmax": ("40x32 @ 32x32", (40, 32)),
+    }
+    for kernel, (shape, result_shape) in cases.items():
+        case = kernels.KERNELS[kernel].case("small", matrix, 5, seed=0)
+        op = interleave.between_op(case, None)
+        assert op.description == f"numpy X @ W ({shape})", kernel
+        assert op.call().shape == result_shape
+    wide = kernels.KERNELS["spmm"].case("small", matrix, 512, seed=0)
+    assert interleave.between_op(wide, None).description == "numpy X @ W (30x32 @ 32x32)"
+    if _has_torch():
+        import torch
+
+        op = interleave.between_op(wide, torch)
+        assert op.description == "torch X @ W (30x32 @ 32x32)"
+        assert isinstance(op.call(), torch.Tensor)
+
+
+def test_without_torch_interleaves_a_numpy_matmul(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now fails
+    assert _run_small(tmp_path) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(
+        "timed interleaved: every timed call follows an untimed NumPy (no torch) X @ W"
+    )
+    note = "note: interleaved: without torch, a NumPy dense matmul runs before every timed call"
+    assert note in captured.err
+    document = _document(tmp_path)
+    assert document["environment"]["threads"]["torch"] is None
+    for row in document["rows"]:
+        assert row["interleaved_with"].startswith("numpy X @ W")
+        assert "torch" not in row["impls"]
+
+
+# Runs the bench with a SciPy SpMM in a fresh process, where torch's OpenMP threads start
+# during the run, and prints what it changed: the affinities of the threads, torch's thread
+# count, the environment. TVM's pool workers, which TVM binds itself, are started first.
+NO_SETTINGS_SCRIPT = """
+import json, os, sys, types
+import numpy as np
+from sparsetir import cli
+from sparsetir._tvm import tvm
+from sparsetir.bench import run
+
+def affinities():
+    found = {}
+    for tid in map(int, os.listdir("/proc/self/task")):
+        try:
+            found[tid] = sorted(os.sched_getaffinity(tid))
+        except OSError:
+            pass
+    return found
+
+import torch
+tvm.runtime.num_threads()
+before, environment, torch_threads = affinities(), dict(os.environ), torch.get_num_threads()
+ops = types.ModuleType("ops")
+ops.spmm = lambda matrix, x: np.asarray(matrix @ x, dtype=np.float32)
+args = cli.build_parser().parse_args(
+    ["bench", "--quiet", "--kernels", "spmm", "--widths", "4", "--rounds", "1",
+     "--out", sys.argv[1]]
+)
+status = run(args, ops=ops)
+torch.ones(1 << 22).add_(1.0)
+after = affinities()
+print(json.dumps({
+    "status": status,
+    "changed": {tid: cores for tid, cores in after.items() if before.get(tid, cores) != cores},
+    "narrowed": {tid: cores for tid, cores in after.items()
+                 if tid not in before and cores != sorted(os.sched_getaffinity(0))},
+    "torch_threads": [torch_threads, torch.get_num_threads()],
+    "environment_kept": dict(os.environ) == environment,
+}))
+"""
+
+
+def test_no_thread_binding_or_setting_without_threads_option(tmp_path):
+    pytest.importorskip("torch")
+    if not hasattr(os, "sched_getaffinity") or not os.path.isdir("/proc/self/task"):
+        pytest.skip("thread affinities are Linux-only")
+    result = subprocess.run([sys.executable, "-c", NO_SETTINGS_SCRIPT, str(tmp_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report_ = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report_["status"] == 0
+    # No thread had its cores changed, and torch's OpenMP threads, started during the run,
+    # may run on every core the process may; torch keeps its own thread count.
+    assert report_["changed"] == {} and report_["narrowed"] == {}
+    assert report_["torch_threads"][0] == report_["torch_threads"][1]
+    assert report_["environment_kept"] is True
+    threads = _document(tmp_path)["environment"]["threads"]
+    assert threads["torch"] == report_["torch_threads"][0]
+
+
+def _fake_mkl(**overrides) -> types.ModuleType:
+    """A stand-in for sparse_dot_mkl computing with SciPy."""
+    mkl = types.ModuleType("fake_mkl")
+    mkl.__version__ = "0.0"
+    mkl.dot_product_mkl = lambda matrix, x: np.asarray(matrix @ x, dtype=np.float32)
+    mkl.mkl_get_version_string = lambda: "fake MKL"
+    mkl.threads_set = []
+    mkl.mkl_get_max_threads = lambda: mkl.threads_set[-1] if mkl.threads_set else 2
+    mkl.mkl_set_num_threads = mkl.threads_set.append
+    for name, value in overrides.items():
+        setattr(mkl, name, value)
+    return mkl
+
+
+def test_threads_option_sets_sparsetir_torch_and_mkl(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from sparsetir.runtime import parallel
+
+    mkl = _fake_mkl()
+    monkeypatch.setattr(peers, "load_mkl", lambda notes: mkl)
+    before = (parallel.num_threads(), torch.get_num_threads())
+    try:
+        assert _run_small(tmp_path, "--threads", "1") == 0
+    finally:
+        parallel.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+    document = _document(tmp_path)
+    assert document["settings"]["threads"] == 1
+    assert document["environment"]["threads"] == {"sparsetir": 1, "torch": 1, "mkl": 1, "scipy": 1}
+    assert mkl.threads_set == [1]
+
+
+def test_threads_must_be_positive(capsys):
+    assert bench(["--threads", "0"], ops=fake_ops()) == 2
+    assert capsys.readouterr().err.startswith("sparsetir bench: --threads must be at least 1")
+
+
+def test_mkl_is_a_peer_with_its_own_summary(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(peers, "load_mkl", lambda notes: _fake_mkl())
+    assert _run_small(tmp_path, kernels_arg="spmm,sddmm,spmv") == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[1]
+    assert "mkl ms" in header and "vs mkl" in header
+    assert "spmm: geomean speedup over mkl " in out and "spmv: geomean speedup over mkl " in out
+    assert "sddmm: geomean speedup over mkl" not in out  # MKL has no SDDMM
+    document = _document(tmp_path)
+    assert document["environment"]["versions"]["mkl"] == "sparse_dot_mkl 0.0, fake MKL"
+    rows = {row["kernel"]: row for row in document["rows"]}
+    assert "mkl" in rows["spmm"]["impls"] and "mkl" not in rows["sddmm"]["impls"]
+    assert rows["spmm"]["impls"]["mkl"]["results_checked"] == 2 + SIZING_CALLS
+    assert rows["spmm"]["speedup"]["mkl"] > 0
+    # "vs faster" stays the faster of SciPy and torch; MKL is compared on its own.
+    assert rows["spmm"]["faster_peer"] in ("scipy", "torch")
+    summary = document["summary"]
+    assert summary["spmm"]["vs_mkl"]["rows"] == 1
+    assert summary["spmm"]["vs_mkl"]["min_at"] == {"matrix": "small", "width": 5, "peer": "mkl"}
+    assert summary["sddmm"]["vs_mkl"] is None
+
+
+def test_wrong_mkl_answer_fails_the_run(tmp_path, capsys, monkeypatch):
+    mkl = _fake_mkl(dot_product_mkl=lambda matrix, x: _off_by_one_value(matrix, x))
+    monkeypatch.setattr(peers, "load_mkl", lambda notes: mkl)
+    assert _run_small(tmp_path, kernels_arg="spmm") == 1
+    err = capsys.readouterr().err
+    assert "mkl spmm on small (width 5): 1 of 200 values differ from SciPy; worst at [5, 3]" in err
+    [row] = _document(tmp_path)["rows"]
+    assert row["impls"]["mkl"]["ms"] is None and row["impls"]["sparsetir"]["error"] is None
+
+
+def test_without_mkl_there_is_no_mkl_column_and_no_note(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sparse_dot_mkl", None)  # import sparse_dot_mkl now fails
+    assert _run_small(tmp_path) == 0
+    captured = capsys.readouterr()
+    assert "mkl" not in captured.out.splitlines()[1]  # the table's header
+    assert "MKL" not in captured.err
+    document = _document(tmp_path)
+    assert document["environment"]["threads"]["mkl"] is None
+    assert document["environment"]["versions"]["mkl"] is None
+    assert all("mkl" not in row["impls"] for row in document["rows"])
+    assert all(stats["vs_mkl"] is None for stats in document["summary"].values())
+
+
+def test_mkl_is_found_in_the_mkl_wheel():
+    if importlib.util.find_spec("sparse_dot_mkl") is None:
+        pytest.skip("sparse_dot_mkl is not installed")
+    if peers.mkl_rt_of_wheel() is None:
+        pytest.skip("the mkl wheel is not installed")
+    # A fresh process: this one may have imported sparse_dot_mkl already.
+    script = (
+        "import os, numpy as np, scipy.sparse as sp\n"
+        "from sparsetir.bench import peers\n"
+        "before, notes = dict(os.environ), []\n"
+        "mkl = peers.load_mkl(notes)\n"
+        "a = sp.random(50, 40, density=0.2, format='csr', dtype=np.float32, random_state=0)\n"
+        "x = np.ones((40, 3), np.float32)\n"
+        "print(mkl is not None, notes, dict(os.environ) == before,\n"
+        "      np.allclose(mkl.dot_product_mkl(a, x), a @ x, rtol=1e-5))\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "MKL_RT"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=environment, timeout=300, check=True)
+    assert result.stdout.split("\n")[-2] == "True [] True True"

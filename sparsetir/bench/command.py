@@ -1,8 +1,9 @@
 """``sparsetir bench``: check sparsetir's kernels against SciPy and time them against peers.
 
 The run, top to bottom: read the options and every matrix (a bad one stops the run before any
-timing), find sparsetir's kernels in ``sparsetir.ops``, then for each matrix, kernel and width
-build the case, time sparsetir, SciPy and torch in interleaved rounds while checking every
+timing), find sparsetir's kernels in ``sparsetir.ops`` and the installed peers, then for each
+matrix, kernel and width build the case, time sparsetir, SciPy, torch and MKL in rotating
+rounds (each call after a model's dense op by default, or ``--alone``) while checking every
 answer, and finally print the table and write the JSON and the plot.
 """
 
@@ -26,10 +27,10 @@ import scipy.sparse
 import sparsetir
 from sparsetir import data
 
-from . import report
+from . import interleave, peers, report
 from .check import RTOL, mismatch
 from .kernels import KERNELS
-from .timing import PAUSE_S, measure
+from .timing import ALONE, INTERLEAVED, PAUSE_S, measure
 
 DEFAULT_MATRIX = "cora"
 DEFAULT_WIDTHS = (32, 128, 512)
@@ -58,11 +59,12 @@ class Options:
     widths: tuple[int, ...]
     kernels: tuple[str, ...]
     rounds: int
-    threads: Optional[int]
+    threads: Optional[int]  # None: each library's own default
     seed: int
     out: Path
     smoke: bool
     quiet: bool
+    mode: str = INTERLEAVED  # or ALONE (--alone)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Options":
@@ -96,6 +98,7 @@ class Options:
             out=Path(getattr(args, "out", None) or DEFAULT_OUT),
             smoke=smoke,
             quiet=bool(getattr(args, "quiet", False)),
+            mode=ALONE if getattr(args, "alone", False) else INTERLEAVED,
         )
 
 
@@ -122,9 +125,20 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
     if not ours:
         print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
         return EXIT_USAGE
-    threads = _set_threads(options.threads)
-    torch = _torch(threads, notes)
-    environment = _environment(torch)
+    torch = peers.load_torch(notes)
+    if torch is None and options.mode == INTERLEAVED:
+        notes.append(
+            "interleaved: without torch, a NumPy dense matmul runs before every timed call"
+        )
+    _set_threads(options.threads, torch)
+    # sparsetir's launcher takes its helper threads from the OpenMP runtime loaded when it
+    # starts: started now, it finds torch's, as in a program that uses torch and sparsetir.
+    # Started after MKL's import, it could find MKL's (another runtime) instead.
+    backend = _parallel_backend()
+    mkl = peers.load_mkl(notes)
+    if mkl is not None and options.threads is not None:
+        mkl.mkl_set_num_threads(options.threads)
+    environment = _environment(torch, mkl, backend)
     if environment["load_average"][0] > BUSY_LOAD:
         notes.append(
             f"load average {environment['load_average'][0]:.2f} at the start: other processes "
@@ -138,18 +152,22 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
     rows: list[report.Row] = []
     for (name, matrix, source), kernel, width in _progress(work, options.quiet):
         case = KERNELS[kernel].case(name, matrix, width, options.seed)
-        impls = KERNELS[kernel].impls(case, ours[kernel], torch)
-        timings = measure(impls, options.rounds, lambda impl, out: mismatch(case, impl, out))
-        rows.append(report.Row.of(case, source, timings))
+        impls = KERNELS[kernel].impls(case, ours[kernel], torch, mkl)
+        between = interleave.between_op(case, torch) if options.mode == INTERLEAVED else None
+        timings = measure(
+            impls, options.rounds, lambda impl, out: mismatch(case, impl, out), between
+        )
+        rows.append(report.Row.of(case, source, timings, between))
     environment["load_average_end"] = list(os.getloadavg())
 
+    print(report.mode_line(options.mode, interleave.describe(torch), PAUSE_S))
     print(report.table(rows))
     print()
     for line in report.summary_lines(rows):
         print(line)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    _write_results(options, environment, notes, rows)
+    _write_results(options, environment, notes, rows, interleave.describe(torch))
     return _verdict(rows)
 
 
@@ -207,39 +225,29 @@ def _our_kernels(ops: Optional[ModuleType], kernels, notes: list[str]) -> dict:
     return found
 
 
-def _set_threads(threads: Optional[int]) -> int:
-    """Give TVM's pool ``threads`` threads (default: as many as it has); the count it uses."""
-    from sparsetir._tvm import tvm
-    from sparsetir.runtime.threads import set_threads
+def _set_threads(threads: Optional[int], torch: Optional[ModuleType]) -> None:
+    """With ``--threads N``, run sparsetir's and torch's parallel ops on N threads, as a user
+    would through each library's own call; without, leave every library at its default."""
+    if threads is None:
+        return
+    from sparsetir.runtime import parallel
 
-    if threads is not None:
-        # TVM sizes its pool from TVM_NUM_THREADS when it starts; this resizes the running pool.
-        return set_threads(threads)
-    return int(tvm.runtime.num_threads())
-
-
-def _torch(threads: int, notes: list[str]) -> Optional[ModuleType]:
-    """torch as a peer, on ``threads`` threads like TVM; None when it is not installed."""
-    from sparsetir.runtime.threads import bind_new_threads
-
-    try:
-        import torch
-    except ModuleNotFoundError:
-        notes.append(
-            "torch is not installed: SciPy is the only peer (pip install 'sparsetir[torch]')"
-        )
-        return None
-    torch.set_num_threads(threads)
-    # TVM binds each pool worker to a core. torch's OpenMP workers are not bound, and next to
-    # TVM's they often share a core with the calling thread and run 2-3x slower for the whole
-    # run (bench/notes/cpu_schedules.md, 0c). Bound like TVM's, both peers get the same placement.
-    bind_new_threads(lambda: torch.ones(1 << 20).add_(1.0))
-    return torch
+    parallel.set_num_threads(threads)
+    if torch is not None:
+        torch.set_num_threads(threads)
 
 
-def _environment(torch: Optional[ModuleType]) -> dict:
+def _parallel_backend() -> str:
+    """How sparsetir runs its parallel loops in this process, in words."""
+    from sparsetir.runtime import parallel
+
+    return parallel.backend()
+
+
+def _environment(torch: Optional[ModuleType], mkl: Optional[ModuleType], backend: str) -> dict:
     """What the timings depend on: the machine, the thread counts and the library versions."""
     from sparsetir._tvm import tvm
+    from sparsetir.runtime import parallel
 
     versions = {
         "sparsetir": sparsetir.__version__,
@@ -247,6 +255,7 @@ def _environment(torch: Optional[ModuleType]) -> dict:
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "torch": torch.__version__ if torch else None,
+        "mkl": peers.mkl_version(mkl) if mkl else None,
         "python": platform.python_version(),
     }
     return {
@@ -256,10 +265,12 @@ def _environment(torch: Optional[ModuleType]) -> dict:
         "platform": platform.platform(),
         # SciPy's sparse products run on one thread.
         "threads": {
-            "sparsetir": int(tvm.runtime.num_threads()),
+            "sparsetir": parallel.num_threads(),
             "torch": torch.get_num_threads() if torch else None,
+            "mkl": int(mkl.mkl_get_max_threads()) if mkl else None,
             "scipy": 1,
         },
+        "parallel_backend": backend,
         "versions": versions,
         "load_average": list(os.getloadavg()),
     }
@@ -285,14 +296,20 @@ def _progress(work: list, quiet: bool):
                 disable=True if quiet else None)
 
 
-def _write_results(options: Options, environment: dict, notes: list[str], rows) -> None:
+def _write_results(
+    options: Options, environment: dict, notes: list[str], rows, interleaved_with: str
+) -> None:
     options.out.mkdir(parents=True, exist_ok=True)
+    alone = options.mode == ALONE
     settings = {
         "matrices": list(options.matrices),
         "kernels": list(options.kernels),
         "widths": list(options.widths),
         "rounds": options.rounds,
-        "pause_ms": PAUSE_S * 1e3,
+        "mode": options.mode,
+        "interleaved_with": None if alone else interleaved_with,
+        "pause_ms": PAUSE_S * 1e3 if alone else None,
+        "threads": options.threads,
         "seed": options.seed,
         "smoke": options.smoke,
         "rtol": RTOL,

@@ -2,9 +2,9 @@
 
 Everything about one kernel lives in one place: how its dense operands are made, the exact
 result it must produce (computed in float64, independently of every timed implementation),
-how many bytes a minimal kernel moves, and how ``sparsetir.ops``, SciPy and torch compute it.
-A timed call gets all of its arguments ready-made, so conversions (to torch tensors, to a COO
-row array) are never part of a timing.
+how many bytes a minimal kernel moves, and how ``sparsetir.ops``, SciPy, torch and (where it
+has the kernel) Intel MKL compute it. A timed call gets all of its arguments ready-made, so
+conversions (to torch tensors, to a COO row array) are never part of a timing.
 """
 
 from __future__ import annotations
@@ -52,6 +52,18 @@ class Case:
             return flat, 0
         return tuple(int(i) for i in np.unravel_index(flat, self.expected.shape))
 
+    @property
+    def features(self) -> Optional[np.ndarray]:
+        """The dense (n, width) operand a model computes just before this kernel (X of A @ X, Y
+        of SDDMM, the values of segment_sum); None when there is none (SpMV, softmax)."""
+        dense = [
+            operand for operand in self.operands
+            if isinstance(operand, np.ndarray) and operand.ndim == 2
+            and np.issubdtype(operand.dtype, np.floating) and self.width is not None
+            and operand.shape[1] == self.width
+        ]
+        return dense[-1] if dense else None
+
 
 @dataclass(frozen=True)
 class Impl:
@@ -75,6 +87,8 @@ class Kernel:
     ours: Callable[[Callable, scipy.sparse.csr_matrix, tuple], Impl]
     scipy_peer: Callable[[scipy.sparse.csr_matrix, tuple], Impl]
     torch_peer: Callable[[Any, scipy.sparse.csr_matrix, tuple], Impl]
+    # Intel MKL's implementation (through sparse_dot_mkl), for the kernels MKL has.
+    mkl_peer: Optional[Callable[[Any, scipy.sparse.csr_matrix, tuple], Impl]] = None
     # Whether the answer is one value per stored entry of the matrix (see ``Case.on_pattern``).
     on_pattern: bool = False
     # Why this kernel is not run on a matrix (e.g. ELL on a skewed graph), or None to run it.
@@ -101,12 +115,21 @@ class Kernel:
             self.on_pattern,
         )
 
-    def impls(self, case: Case, ours: Callable, torch: Optional[ModuleType]) -> list[Impl]:
-        """sparsetir's implementation (``ours``, from sparsetir.ops), then each peer's."""
+    def impls(
+        self,
+        case: Case,
+        ours: Callable,
+        torch: Optional[ModuleType],
+        mkl: Optional[ModuleType] = None,
+    ) -> list[Impl]:
+        """sparsetir's implementation (``ours``, from sparsetir.ops), then each peer's: SciPy,
+        torch and ``mkl`` (sparse_dot_mkl) where they are installed (not None)."""
         matrix, operands = case.matrix, case.operands
         impls = [self.ours(ours, matrix, operands), self.scipy_peer(matrix, operands)]
         if torch is not None:
             impls.append(self.torch_peer(torch, matrix, operands))
+        if mkl is not None and self.mkl_peer is not None:
+            impls.append(self.mkl_peer(mkl, matrix, operands))
         return impls
 
 
@@ -176,6 +199,13 @@ def _spmm_scipy(matrix, operands):
 def _spmm_torch(torch, matrix, operands):
     a, x = _torch_csr(torch, matrix), torch.from_numpy(operands[0])
     return Impl("torch", lambda: torch.sparse.mm(a, x), _torch_values)
+
+
+def _spmm_mkl(mkl, matrix, operands):
+    # MKL's sparse BLAS on the CSR matrix as it is (int32 indices, float32), the way
+    # sparse_dot_mkl's users call it; also SpMV, with a vector x.
+    (x,) = operands
+    return Impl("mkl", lambda: mkl.dot_product_mkl(matrix, x), _dense_values)
 
 
 # --------------------------------------------------------------------------- SpMV: A @ x
@@ -397,6 +427,11 @@ def _bsr_torch(torch, matrix, operands):
     return Impl("torch", lambda: a @ x, _torch_values)
 
 
+def _bsr_mkl(mkl, matrix, operands):
+    bsr, x = operands
+    return Impl("mkl", lambda: mkl.dot_product_mkl(bsr, x), _dense_values)
+
+
 # --------------------------------------------------------------------- ELL SpMM: A @ X, A in ELL
 # Row i of A stored in row i of (rows, W) index and value arrays, W = A's longest row, short
 # rows padded with value 0 at column 0. A matrix whose longest row is more than ELL_MAX_PADDING
@@ -466,6 +501,10 @@ def _ell_scipy(matrix, operands):
 
 def _ell_torch(torch, matrix, operands):
     return _spmm_torch(torch, matrix, operands[2:])
+
+
+def _ell_mkl(mkl, matrix, operands):
+    return _spmm_mkl(mkl, matrix, operands[2:])
 
 
 # -------------------------------------------- softmax: row-wise over the stored entries of S
@@ -557,6 +596,7 @@ KERNELS: dict[str, Kernel] = {
         ours=_spmm_ours,
         scipy_peer=_spmm_scipy,
         torch_peer=_spmm_torch,
+        mkl_peer=_spmm_mkl,
     ),
     "sddmm": Kernel(
         name="sddmm",
@@ -578,6 +618,7 @@ KERNELS: dict[str, Kernel] = {
         ours=_spmv_ours,
         scipy_peer=_spmm_scipy,
         torch_peer=_spmv_torch,
+        mkl_peer=_spmm_mkl,
     ),
     "segment_sum": Kernel(
         name="segment_sum",
@@ -598,6 +639,7 @@ KERNELS: dict[str, Kernel] = {
         ours=_bsr_ours,
         scipy_peer=_bsr_scipy,
         torch_peer=_bsr_torch,
+        mkl_peer=_bsr_mkl,
         describe=_bsr_describe,
     ),
     "ell_spmm": Kernel(
@@ -609,6 +651,7 @@ KERNELS: dict[str, Kernel] = {
         ours=_ell_ours,
         scipy_peer=_ell_scipy,
         torch_peer=_ell_torch,
+        mkl_peer=_ell_mkl,
         skip=_ell_skip,
         describe=_ell_describe,
     ),

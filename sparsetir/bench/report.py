@@ -1,8 +1,9 @@
 """The benchmark's results: one row per case, and their table, summary, JSON and plot.
 
 Speedups are sparsetir's over a peer measured in the same run (peer time / sparsetir time, so
-above 1 means sparsetir is faster); "faster" is the speedup over whichever peer was faster on
-that row, the figure that matters to a user choosing a library.
+above 1 means sparsetir is faster); "faster" is the speedup over whichever of SciPy and torch
+was faster on that row, the figure that matters to a user of those choosing a library. Intel
+MKL, where it is installed, gets its own column and its own line in the summary.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .kernels import Case
-from .timing import Timing
+from .timing import ALONE, Interleave, Timing
 
 OURS = "sparsetir"
-PEERS = ("scipy", "torch")
-SCHEMA = "sparsetir-bench/1"
+PEERS = ("scipy", "torch", "mkl")
+# The peers whose faster one the "vs faster" column and the summary compare with.
+FASTER_OF = ("scipy", "torch")
+MKL = "mkl"
+SCHEMA = "sparsetir-bench/2"
 JSON_NAME = "bench.json"
 PLOT_NAME = "bench.png"
 
@@ -36,13 +40,18 @@ class Row:
     width: Optional[int]
     bytes_moved: int
     timings: dict[str, Timing]
+    # The op every timed call followed (interleaved mode), in words; None when timed alone.
+    interleaved_with: Optional[str] = None
 
     @classmethod
-    def of(cls, case: Case, source: str, timings: dict[str, Timing]) -> "Row":
-        """The row for ``case`` (a matrix read from ``source``) measured as ``timings``."""
+    def of(cls, case: Case, source: str, timings: dict[str, Timing],
+           between: Optional[Interleave] = None) -> "Row":
+        """The row for ``case`` (a matrix read from ``source``) measured as ``timings``, each
+        call after ``between`` (None: timed alone)."""
         shape = (int(case.matrix.shape[0]), int(case.matrix.shape[1]))
         return cls(case.matrix_name, source, shape, int(case.matrix.nnz), case.kernel,
-                   case.width, case.bytes_moved, timings)
+                   case.width, case.bytes_moved, timings,
+                   between.description if between else None)
 
     @property
     def peers(self) -> list[str]:
@@ -68,8 +77,8 @@ class Row:
 
     @property
     def faster_peer(self) -> Optional[str]:
-        """The peer with the lowest median time on this row."""
-        timed = [name for name in self.peers if self.ms(name)]
+        """Of SciPy and torch, the one with the lower median time on this row."""
+        timed = [name for name in FASTER_OF if self.ms(name)]
         return min(timed, key=self.ms) if timed else None
 
     def speedup(self, peer: Optional[str], best: bool = False) -> Optional[float]:
@@ -91,6 +100,7 @@ class Row:
             "kernel": self.kernel,
             "width": self.width,
             "bytes_moved": self.bytes_moved,
+            "interleaved_with": self.interleaved_with,
             "passed": not self.errors,
             "impls": {
                 name: {
@@ -115,24 +125,42 @@ class Row:
 
 
 def summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
-    """Per kernel: the geometric-mean and the minimum speedup over the faster peer."""
+    """Per kernel: the geometric-mean and the minimum speedup over the faster of SciPy and
+    torch, and (``vs_mkl``, None without MKL rows) over MKL."""
     result: dict[str, dict[str, Any]] = {}
     for kernel in dict.fromkeys(row.kernel for row in rows):
-        speedups = [
-            (row.speedup(row.faster_peer), row) for row in rows if row.kernel == kernel
-        ]
-        speedups = [(s, row) for s, row in speedups if s]
-        if not speedups:
-            result[kernel] = {"rows": 0, "geomean_speedup": None, "min_speedup": None}
-            continue
-        low, where = min(speedups, key=lambda pair: pair[0])
-        result[kernel] = {
-            "rows": len(speedups),
-            "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
-            "min_speedup": low,
-            "min_at": {"matrix": where.matrix, "width": where.width, "peer": where.faster_peer},
-        }
+        kernel_rows = [row for row in rows if row.kernel == kernel]
+        result[kernel] = _ratios(kernel_rows, lambda row: row.faster_peer)
+        if any(MKL in row.timings for row in kernel_rows):
+            result[kernel]["vs_mkl"] = _ratios(kernel_rows, lambda row: MKL)
+        else:
+            result[kernel]["vs_mkl"] = None
     return result
+
+
+def _ratios(rows: Sequence[Row], peer_of) -> dict[str, Any]:
+    """The geometric mean and the minimum of sparsetir's speedup over ``peer_of(row)``."""
+    speedups = [(row.speedup(peer_of(row)), row) for row in rows]
+    speedups = [(s, row) for s, row in speedups if s]
+    if not speedups:
+        return {"rows": 0, "geomean_speedup": None, "min_speedup": None}
+    low, where = min(speedups, key=lambda pair: pair[0])
+    return {
+        "rows": len(speedups),
+        "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
+        "min_speedup": low,
+        "min_at": {"matrix": where.matrix, "width": where.width, "peer": peer_of(where)},
+    }
+
+
+def mode_line(mode: str, interleaved_with: str, pause_s: float) -> str:
+    """How the calls were timed, in one line above the table."""
+    if mode == ALONE:
+        return (
+            f"timed alone (--alone): batches of back-to-back calls, each after a "
+            f"{pause_s * 1e3:g} ms pause and one untimed call"
+        )
+    return f"timed interleaved: every timed call follows an untimed {interleaved_with}"
 
 
 def table(rows: Sequence[Row]) -> str:
@@ -162,20 +190,24 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def summary_lines(rows: Sequence[Row]) -> list[str]:
-    """The summary as text: one line per kernel."""
+    """The summary as text: one line per kernel, and one more for MKL where it ran."""
     lines = []
     for kernel, stats in summary(rows).items():
-        if not stats["rows"]:
-            lines.append(f"{kernel}: no speedup measured")
-            continue
-        where = stats["min_at"]
-        at = where["matrix"] + ("" if where["width"] is None else f" width {where['width']}")
-        lines.append(
-            f"{kernel}: geomean speedup over the faster peer {stats['geomean_speedup']:.2f}x "
-            f"over {stats['rows']} rows; minimum {stats['min_speedup']:.2f}x "
-            f"({at}, vs {where['peer']})"
-        )
+        lines.append(_summary_line(kernel, "the faster peer", stats))
+        if stats["vs_mkl"] is not None:
+            lines.append(_summary_line(kernel, MKL, stats["vs_mkl"]))
     return lines
+
+
+def _summary_line(kernel: str, over: str, stats: dict[str, Any]) -> str:
+    if not stats["rows"]:
+        return f"{kernel}: no speedup over {over} measured"
+    where = stats["min_at"]
+    at = where["matrix"] + ("" if where["width"] is None else f" width {where['width']}")
+    return (
+        f"{kernel}: geomean speedup over {over} {stats['geomean_speedup']:.2f}x over "
+        f"{stats['rows']} rows; minimum {stats['min_speedup']:.2f}x ({at}, vs {where['peer']})"
+    )
 
 
 def write_json(path: Path, environment: dict, settings: dict, notes: list[str],
@@ -225,7 +257,9 @@ def write_plot(path: Path, rows: Sequence[Row]) -> None:
         axis.set_xticklabels(
             [row.matrix + ("" if row.width is None else f"\nw{row.width}") for row in kernel_rows]
         )
-        axis.set_title(f"{kernel}: speedup of sparsetir (above 1x: sparsetir is faster)")
+        mode = "interleaved" if kernel_rows[0].interleaved_with else "alone"
+        axis.set_title(f"{kernel}, timed {mode}: sparsetir's speedup", fontsize="medium")
+        axis.set_ylabel("above 1x: sparsetir is faster", fontsize="small")
         axis.legend(loc="best", fontsize="small")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
