@@ -35,6 +35,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -179,6 +180,14 @@ def _has_symbol(handle: ctypes.CDLL, name: str) -> bool:
     return True
 
 
+def _preference(path: str) -> tuple[int, str]:
+    """Torch's own OpenMP runtime first (its ops run on that one's threads; MKL, say, may have
+    brought another), then by path."""
+    torch = sys.modules.get("torch")
+    home = os.path.dirname(getattr(torch, "__file__", None) or "") if torch is not None else ""
+    return (0 if home and path.startswith(home + os.sep) else 1, path)
+
+
 def _loaded_openmp() -> Optional[tuple[str, tuple[int, int, int]]]:
     """The OpenMP runtime mapped into this process and its entry points, if there is one."""
     try:
@@ -186,7 +195,7 @@ def _loaded_openmp() -> Optional[tuple[str, tuple[int, int, int]]]:
             paths = {line.split(maxsplit=5)[-1].strip() for line in maps if ".so" in line}
     except OSError:
         return None
-    for path in sorted(p for p in paths if OPENMP_LIBRARY.search(p)):
+    for path in sorted((p for p in paths if OPENMP_LIBRARY.search(p)), key=_preference):
         try:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
             entries = tuple(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
