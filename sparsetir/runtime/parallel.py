@@ -60,6 +60,7 @@ class LaunchStats:
     serial: int  # launches run on the calling thread alone
     late: int  # OpenMP launches in which a thread arrived late (each sets OpenMP aside a while)
     workers: int  # pool workers started
+    pool_late: int  # pool launches that waited long for a descheduled helper (each halves the helpers a while)
 
 
 def default_threads() -> int:
@@ -144,7 +145,7 @@ class Launcher:
 
     def stats(self) -> LaunchStats:
         """Counters since the process started."""
-        out = (ctypes.c_uint64 * 5)()
+        out = (ctypes.c_uint64 * 6)()
         self._lib.sparsetir_parallel_stats(out)
         return LaunchStats(*(int(v) for v in out))
 

@@ -67,8 +67,8 @@ def test_without_openmp_launches_go_to_the_pool(launcher):
     for _ in range(3):
         _check(A, X, expected)
     after = launcher.stats()
-    assert after.pool - before.pool == 3 and after.openmp == before.openmp
-    assert after.workers >= min(launcher.threads - 1, 1)
+    # On a loaded machine the pool may run with fewer helpers for a while, down to serial.
+    assert (after.pool + after.serial) - (before.pool + before.serial) == 3 and after.openmp == before.openmp
 
 
 def test_one_thread_runs_serially(launcher):
@@ -129,9 +129,37 @@ def test_a_late_openmp_thread_sets_openmp_aside_for_the_pool(launcher):
     else:
         pytest.fail("no OpenMP thread ever arrived after the caller finished (5000 tiny launches)")
     assert launcher.openmp_avoided
-    pool = launcher.stats().pool
+    middle = launcher.stats()
     _check(A, X, expected)
-    assert launcher.stats().pool == pool + 1
+    after = launcher.stats()
+    assert after.openmp == middle.openmp and after.pool + after.serial == middle.pool + middle.serial + 1
+
+
+def test_a_long_wait_for_a_pool_helper_halves_the_helpers(launcher):
+    import subprocess
+    import time
+
+    launcher.stop_openmp()
+    launcher.set_threads(2)
+    launcher.configure(backoff_ns=(60_000_000_000, 60_000_000_000))
+    A, X, expected = _case(rows=4000, cols=2000, width=32, seed=7)
+    # More spinning processes than cores: sooner or later a helper is descheduled in the
+    # middle of its chunk, and the caller waits a scheduler tick for it. One helper halved is
+    # none: launches then run serially for the back-off.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(len(os.sched_getaffinity(0)) + 1)]
+    try:
+        before = launcher.stats()
+        deadline = time.monotonic() + 60
+        while launcher.stats().pool_late == before.pool_late:
+            assert time.monotonic() < deadline, "no helper was ever descheduled mid-chunk next to spinning processes"
+            _check(A, X, expected)
+    finally:
+        for hog in hogs:
+            hog.kill()
+    middle = launcher.stats()
+    _check(A, X, expected)
+    after = launcher.stats()
+    assert (after.serial, after.pool) == (middle.serial + 1, middle.pool)
 
 
 def test_concurrent_callers_get_right_results(launcher):

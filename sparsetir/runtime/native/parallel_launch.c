@@ -21,8 +21,11 @@
  * OpenMP's join waits for every thread of the team, even one that arrives after all chunks
  * are done. When a helper arrives that late (a descheduled thread: another process holds its
  * core), launches go to the pool for a while, with a doubling back-off, then OpenMP is tried
- * again. A launch from inside another launch, or from a second thread while the pool is
- * busy, runs serially on its caller.
+ * again. The pool's caller waits only for chunks a helper claimed; when that wait is long
+ * (longer than the late limit and than its own work: a helper was descheduled mid-chunk, the
+ * machine has more runnable threads than cores), the pool runs with half as many helpers for
+ * a while, down to none, with the same back-off. A launch from inside another launch, or
+ * from a second thread while the pool is busy, runs serially on its caller.
  *
  * Linux only (futex); built by runtime/parallel.py with the system C compiler.
  */
@@ -65,7 +68,13 @@ static int omp_after_fork;                /* libgomp's team does not survive for
 static _Atomic long omp_avoid_until;
 static _Atomic long omp_backoff;
 
-static _Atomic uint64_t stat_openmp, stat_pool, stat_serial, stat_late;
+static _Atomic uint64_t stat_openmp, stat_pool, stat_serial, stat_late, stat_pool_late;
+
+/* After a long wait for a descheduled helper the pool runs with at most `pool_limit` helpers
+   until `pool_limit_until`. */
+static _Atomic long pool_limit_until;
+static _Atomic int pool_limit;
+static _Atomic long pool_backoff;
 
 /* Calls made inside sparsetir_parallel_serial_begin/end on this thread run serially: a caller
    that knows the work is tiny (sparsetir.ops) saves the launch and its scheduling hazards. */
@@ -116,13 +125,18 @@ static void omp_body(void* data) {
   }
 }
 
+/* The next back-off period after `previous` (0: none yet). */
+static long next_backoff(long previous) {
+  if (previous < backoff_min_ns) return backoff_min_ns;
+  return previous * 2 > backoff_max_ns ? backoff_max_ns : previous * 2;
+}
+
 static int omp_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) {
   struct omp_job job = {f, cdata, chunks, now_ns(), 0, 0, 0};
   omp_parallel(omp_body, &job, (unsigned)team, 0);
   atomic_fetch_add_explicit(&stat_openmp, 1, memory_order_relaxed);
   if (atomic_load(&job.late)) {
-    long backoff = atomic_load(&omp_backoff);
-    backoff = backoff < backoff_min_ns ? backoff_min_ns : (backoff * 2 > backoff_max_ns ? backoff_max_ns : backoff * 2);
+    long backoff = next_backoff(atomic_load(&omp_backoff));
     atomic_store(&omp_backoff, backoff);
     atomic_store(&omp_avoid_until, now_ns() + backoff);
     atomic_fetch_add_explicit(&stat_late, 1, memory_order_relaxed);
@@ -218,9 +232,13 @@ static int pool_start(int count) {
 }
 
 static int pool_launch(FTVMParallelLambda f, void* cdata, int chunks) {
+  int helpers = threads - 1;
+  long start = now_ns();
+  int limited = start < atomic_load(&pool_limit_until);
+  if (limited && atomic_load(&pool_limit) < helpers) helpers = atomic_load(&pool_limit);
+  if (helpers <= 0) return run_serial(f, cdata);
   int expected = 0;
   if (!atomic_compare_exchange_strong(&pool.busy, &expected, 1)) return run_serial(f, cdata);
-  int helpers = threads - 1;
   if (pool.workers < helpers) helpers = pool_start(helpers);
   atomic_store_explicit(&pool.active, helpers, memory_order_relaxed);
   atomic_store_explicit(&pool.f, f, memory_order_relaxed);
@@ -234,15 +252,26 @@ static int pool_launch(FTVMParallelLambda f, void* cdata, int chunks) {
   if (atomic_load(&pool.sleepers) > 0) syscall(SYS_futex, &pool.wake, FUTEX_WAKE_PRIVATE, MAX_WORKERS, NULL, NULL, 0);
   pool_work(gen);
   /* Only chunks a running helper claimed are left: wait for those. */
+  long worked = now_ns();
   for (long spins = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < chunks; spins++) {
     if (spins < 4096)
       cpu_relax();
     else
       sched_yield();
   }
+  long waited = now_ns() - worked;
   int failed = atomic_load(&pool.failed);
   atomic_fetch_add_explicit(&stat_pool, 1, memory_order_relaxed);
   atomic_store(&pool.busy, 0);
+  if (waited > late_ns && waited > worked - start) {
+    long backoff = next_backoff(atomic_load(&pool_backoff));
+    atomic_store(&pool_backoff, backoff);
+    atomic_store(&pool_limit, helpers / 2);
+    atomic_store(&pool_limit_until, now_ns() + backoff);
+    atomic_fetch_add_explicit(&stat_pool_late, 1, memory_order_relaxed);
+  } else if (!limited) {
+    atomic_store(&pool_backoff, 0);
+  }
   return failed ? -1 : 0;
 }
 
@@ -301,15 +330,19 @@ void sparsetir_parallel_use_openmp(void* gomp_parallel, void* thread_num, void* 
   omp_parallel = (GompParallel)gomp_parallel;
   atomic_store(&omp_avoid_until, 0);
   atomic_store(&omp_backoff, 0);
+  atomic_store(&pool_limit_until, 0);
+  atomic_store(&pool_backoff, 0);
 }
 
-/* Counters: launches on OpenMP, on the pool, serial; late OpenMP arrivals; workers started. */
-void sparsetir_parallel_stats(uint64_t out[5]) {
+/* Counters: launches on OpenMP, on the pool, serial; late OpenMP arrivals; workers started;
+   long pool waits. */
+void sparsetir_parallel_stats(uint64_t out[6]) {
   out[0] = atomic_load(&stat_openmp);
   out[1] = atomic_load(&stat_pool);
   out[2] = atomic_load(&stat_serial);
   out[3] = atomic_load(&stat_late);
   out[4] = (uint64_t)pool.workers;
+  out[5] = atomic_load(&stat_pool_late);
 }
 
 /* Whether OpenMP is set aside now (after a late arrival). */
