@@ -11,6 +11,10 @@ by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
 - ``ell_spmm(indices, values, X)``: ``A @ X`` for ``A`` in ELL form.
 - ``softmax(A)``: row-wise softmax over the stored entries of CSR ``A``.
 
+With torch, the ops record gradients (``autograd.py``) and are registered as ``torch.library``
+custom ops, so ``torch.compile`` traces them (``torch_library.py``; a model holds its matrix as
+``CsrTensors``, since Dynamo cannot trace sparse tensors).
+
 Compilation happens once per configuration (operation, dtype, feature width, block shape) and
 is cached for the process; per-matrix preparation (structure validation, int32 indices,
 nnz-balanced partition points) is cached per matrix object (see ``inputs.py``); values are
@@ -44,11 +48,14 @@ from .inputs import (
     value_dtype_name,
     torch_module,
 )
+from .csr_tensors import CsrTensors, csr_tensors
 from .kernels import KernelKey, KernelLibrary
 from . import autograd as _autograd
 
 __all__ = [
+    "CsrTensors",
     "bsr_spmm",
+    "csr_tensors",
     "ell_spmm",
     "forget",
     "library",
@@ -68,6 +75,10 @@ prepared = PreparedCache()
 
 def forget(A: Any) -> None:
     """Drop the cached preparation of ``A`` (needed only after editing its index arrays in place)."""
+    if type(A) is CsrTensors:  # prepared by its index tensors' memory (``tensor_structures.py``)
+        from . import torch_library
+
+        torch_library.structures.forget(A.crow_indices, A.col_indices)
     prepared.forget(A)
 
 
@@ -156,7 +167,7 @@ def spmm(A: Any, X: Any) -> Any:
     Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
     ``X`` must have the same dtype (float32 or float64).
     """
-    if _autograd.wants_grad(A, X):
+    if _autograd.wants_torch(A, X):
         return _autograd.spmm(A, X)
     a = _csr("spmm: A", A)
     X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
@@ -176,7 +187,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     ``X`` is ``(m, k)`` and ``Y`` is ``(n, k)`` for an ``(m, n)`` matrix ``A``. The result has
     ``A``'s pattern and kind (scipy CSR or torch sparse CSR) and owns its index arrays.
     """
-    if _autograd.wants_grad(A, X, Y):
+    if _autograd.wants_torch(A, X, Y):
         return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
     m, n = a.shape
@@ -243,7 +254,7 @@ def _shallow_copy(A: Any) -> Any:
 
 def spmv(A: Any, x: Any) -> Any:
     """``A @ x`` for CSR ``A`` and a dense vector ``x`` (numpy or torch), same kind as ``x``."""
-    if _autograd.wants_grad(A, x):
+    if _autograd.wants_torch(A, x):
         return _autograd.spmv(A, x)
     a = _csr("spmv: A", A)
     x = dense_operand("spmv: x", x, a.dtype, a.shape[1], ndim=1)
@@ -269,8 +280,13 @@ def segment_sum(values: Any, offsets: Any) -> Any:
     ``(segments,)`` or ``(segments, k)`` of the same kind as ``values``. ``offsets`` is
     validated on every call (O(segments)).
     """
-    if _autograd.wants_grad(values):
+    if _autograd.wants_torch(values):
         return _autograd.segment_sum(values, offsets)
+    return _segment_sum(values, offsets)
+
+
+def _segment_sum(values: Any, offsets: Any) -> Any:
+    """``segment_sum`` without gradients (also the ``sparsetir::segment_sum`` custom op's body)."""
     torch_kind = is_torch_tensor(values)
     dtype = value_dtype_name(values)
     if dtype not in VALUE_DTYPES:
@@ -300,7 +316,7 @@ def segment_sum(values: Any, offsets: Any) -> Any:
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``A @ X`` for a ``scipy.sparse`` BSR matrix ``A`` (any block shape) and dense ``X``."""
-    if _autograd.wants_grad(X):
+    if _autograd.wants_torch(X):
         return _autograd.bsr_spmm(A, X)
     what = "bsr_spmm: A"
     if getattr(A, "format", None) != "bsr":
@@ -342,8 +358,13 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> A
     ``(m, X.shape[1])``, the same kind as ``X``. The indices are validated on every call
     (O(m * width)).
     """
-    if _autograd.wants_grad(values, X):
+    if _autograd.wants_torch(values, X):
         return _autograd.ell_spmm(indices, values, X, rows)
+    return _ell_spmm(indices, values, X, rows)
+
+
+def _ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int]) -> Any:
+    """``ell_spmm`` without gradients (also the ``sparsetir::ell_spmm`` custom op's body)."""
     vals = values.detach().numpy() if is_torch_tensor(values) else np.asarray(values)
     if str(vals.dtype) not in VALUE_DTYPES:
         fail("ell_spmm: values", f"must be float32 or float64, got {vals.dtype}")
@@ -401,7 +422,7 @@ def softmax(A: Any) -> Any:
 
     Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
     """
-    if _autograd.wants_grad(A):
+    if _autograd.wants_torch(A):
         return _autograd.softmax(A)
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)

@@ -1,9 +1,13 @@
-"""Gradients of ``sparsetir.ops`` for torch autograd.
+"""Gradients of ``sparsetir.ops`` for torch autograd, and the way to the ``torch.library`` ops.
 
-An op takes this path only when grad mode is on and one of its torch operands requires grad
-(``wants_grad``); otherwise it runs the plain kernel call, whose speed this module does not
-touch. Each op here is a ``torch.autograd.Function`` whose forward is the plain op (grad mode is
-off inside it, so it does not come back here) and whose backward runs sparsetir's own kernels:
+An op takes this path only when grad mode is on and one of its torch operands requires grad, when
+``torch.compile`` traces it, or when its ``A`` is ``CsrTensors`` (``wants_torch``); otherwise it
+runs the plain kernel call, whose speed this module does not touch. Traced calls and
+``CsrTensors`` go to the custom ops of ``torch_library.py`` (the same gradient rules); in eager
+mode, the other calls that record gradients use the ``torch.autograd.Function`` classes here,
+which also take SciPy and torch sparse CSR matrices. Each op here is a
+``torch.autograd.Function`` whose forward is the plain op (grad mode is off inside it, so it
+does not come back here) and whose backward runs sparsetir's own kernels:
 
 - ``spmm``:  dX = Aᵀ·G (``spmm`` over the transposed structure), dA = G[i]·X[j] (``sddmm``);
 - ``sddmm``: W = A ⊙ dO, dX = W·Y, dY = Wᵀ·X (``spmm``), dA = dO ⊙ (X Yᵀ) (``sddmm``);
@@ -35,20 +39,40 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .csr_tensors import CsrTensors
 
-def wants_grad(*operands: Any) -> bool:
-    """Whether a call must record gradients: an operand requires grad and grad mode is on.
 
-    This runs on every op call (~0.4 us); grad mode is asked only once a tensor requiring grad
-    is found, so numpy operands cost a dict lookup and an ``isinstance`` each.
+def wants_torch(*operands: Any) -> bool:
+    """Whether a call goes through torch instead of the plain kernel call: an operand requires
+    grad and grad mode is on, a ``CsrTensors`` operand, or torch operands traced by ``torch.compile``.
+
+    This runs on every op call (~0.4 us); numpy operands cost a dict lookup and two type checks
+    each, and grad mode and ``torch.compiler.is_compiling()`` are asked only once a tensor is found.
     """
     torch = sys.modules.get("torch")
     if torch is None:
         return False
+    tensor = False
     for x in operands:
-        if isinstance(x, torch.Tensor) and x.requires_grad:
-            return torch.is_grad_enabled()
-    return False
+        if isinstance(x, torch.Tensor):
+            if x.requires_grad and torch.is_grad_enabled():
+                return True
+            tensor = True
+        elif type(x) is CsrTensors:
+            return True
+    return tensor and torch.compiler.is_compiling()
+
+
+def _library(*sparse: Any) -> Any:
+    """The ``torch_library`` module when a call belongs to the custom ops (under ``torch.compile``
+    or with a ``CsrTensors`` operand), else None. A plain import statement: Dynamo follows it,
+    even on the first call (a lookup in ``sys.modules`` would fail its guards)."""
+    torch = sys.modules["torch"]
+    if torch.compiler.is_compiling() or any(type(a) is CsrTensors for a in sparse):
+        from . import torch_library
+
+        return torch_library
+    return None
 
 
 def _ops() -> Any:
@@ -344,34 +368,48 @@ def _sparse_arg(A: Any) -> Any:
 
 def spmm(A: Any, X: Any) -> Any:
     """``ops.spmm`` recording gradients for ``A`` (torch CSR) and ``X``."""
+    if (library := _library(A)) is not None:
+        return library.spmm(A, X)
     return _functions().spmm.apply(_sparse_arg(A), A, _as_torch(X))
 
 
 def sddmm(A: Any, X: Any, Y: Any) -> Any:
     """``ops.sddmm`` recording gradients for ``A`` (torch CSR), ``X`` and ``Y``."""
+    if (library := _library(A)) is not None:
+        return library.sddmm(A, X, Y)
     return _functions().sddmm.apply(_sparse_arg(A), A, _as_torch(X), _as_torch(Y))
 
 
 def spmv(A: Any, x: Any) -> Any:
     """``ops.spmv`` recording gradients for ``A`` (torch CSR) and ``x``."""
+    if (library := _library(A)) is not None:
+        return library.spmv(A, x)
     return _functions().spmv.apply(_sparse_arg(A), A, _as_torch(x))
 
 
 def segment_sum(values: Any, offsets: Any) -> Any:
     """``ops.segment_sum`` recording the gradient of ``values``."""
+    if (library := _library()) is not None:
+        return library.segment_sum(values, offsets)
     return _functions().segment_sum.apply(values, offsets)
 
 
 def softmax(A: Any) -> Any:
     """``ops.softmax`` recording the gradient of ``A``'s values (torch CSR)."""
+    if (library := _library(A)) is not None:
+        return library.softmax(A)
     return _functions().softmax.apply(A, A)
 
 
 def ell_spmm(indices: Any, values: Any, X: Any, rows: Any) -> Any:
     """``ops.ell_spmm`` recording gradients for ``values`` and ``X``."""
+    if (library := _library()) is not None:
+        return library.ell_spmm(indices, values, X, rows)
     return _functions().ell_spmm.apply(_as_torch(values), _as_torch(X), indices, rows)
 
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``ops.bsr_spmm`` recording the gradient of ``X`` (a SciPy BSR ``A`` is a constant)."""
+    if (library := _library()) is not None:
+        return library.bsr_spmm(A, X)
     return _functions().bsr_spmm.apply(A, _as_torch(X))
