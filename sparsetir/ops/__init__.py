@@ -30,6 +30,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..runtime.kernel import call_error
+from ..runtime.parallel import launcher
 from ..runtime.target import num_threads
 from ..runtime.validate import prepare_unchecked
 from .inputs import (
@@ -123,21 +124,37 @@ def _csr(what: str, A: Any) -> CsrInput:
     return prepared.get("csr", A, lambda: prepare_csr(what, A, _parts()))
 
 
-def _run(key: KernelKey, *args: Any) -> None:
-    _call(library.get(key), args)
+#: Work (multiply-adds, or comparable steps) under which a kernel runs on the calling thread
+#: alone: a parallel launch costs ~2 us when the other cores are idle, and exposes a call of a
+#: few microseconds to waiting for a descheduled thread when they are not.
+SERIAL_WORK = 1 << 16
 
 
-def _call(kernel: Any, args: tuple) -> None:
-    """Run ``kernel`` on ``args``: straight into the compiled code, which takes ordinary arguments
-    as they are; an argument TVM refuses (a read-only or a size-0 numpy array) raises before the
-    kernel runs, and the call is made again with such arguments adapted (``prepare_unchecked``)."""
+def _run(key: KernelKey, work: int, *args: Any) -> None:
+    _call(library.get(key), args, work)
+
+
+def _call(kernel: Any, args: tuple, work: int) -> None:
+    """Run ``kernel`` on ``args`` (``work`` says how much there is to do): straight into the
+    compiled code, which takes ordinary arguments as they are; an argument TVM refuses (a
+    read-only or a size-0 numpy array) raises before the kernel runs, and the call is made again
+    with such arguments adapted (``prepare_unchecked``)."""
     try:
-        kernel.compiled.invoke(args)
+        _invoke(kernel, args, work)
     except (BufferError, ValueError):
         try:
-            kernel.compiled.invoke(prepare_unchecked(kernel.signature, args))
+            _invoke(kernel, prepare_unchecked(kernel.signature, args), work)
         except Exception as err:
             raise call_error(kernel.name, err) from err
+
+
+def _invoke(kernel: Any, args: tuple, work: int) -> None:
+    if work < SERIAL_WORK:
+        active = launcher()
+        if active is not None:
+            active.serial(kernel.compiled.invoke, args)
+            return
+    kernel.compiled.invoke(args)
 
 
 def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:
@@ -177,7 +194,7 @@ def spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _call(_kernel(a, "spmm", feat), (a.values(), X, C) + a.tail)
+    _call(_kernel(a, "spmm", feat), (a.values(), X, C) + a.tail, a.nnz * feat)
     return C
 
 
@@ -204,7 +221,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
     if nnz and feat:
-        _call(_kernel(a, "sddmm", feat, Y), (a.values(), X, Y, out) + a.tail)
+        _call(_kernel(a, "sddmm", feat, Y), (a.values(), X, Y, out) + a.tail, nnz * feat)
     else:
         # An empty dot product is 0, and A * 0 keeps A's NaN and makes its infinities NaN, as in NumPy.
         with np.errstate(invalid="ignore"):
@@ -267,7 +284,7 @@ def spmv(A: Any, x: Any) -> Any:
         return y
     # SpMV is the SpMM kernel with one feature column: its scalar row accumulator then lives in
     # a register tile (a script with a scalar output keeps it in memory, ~3x slower).
-    _call(_kernel(a, "spmm", 1), (a.values(), x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
+    _call(_kernel(a, "spmm", 1), (a.values(), x.reshape(n, 1), y.reshape(m, 1)) + a.tail, a.nnz)
     return y
 
 
@@ -310,7 +327,7 @@ def _segment_sum(values: Any, offsets: Any) -> Any:
     flat_out = out.reshape(segments, feat)
     max_len = int((offs[1:] - offs[:-1]).max())
     part = row_partition(offs, _parts())
-    _run(KernelKey("segment_sum", dtype, feat), flat_in, flat_out, offs, segments, max_len, nnz, part, part.shape[0] - 1)
+    _run(KernelKey("segment_sum", dtype, feat), nnz * feat, flat_in, flat_out, offs, segments, max_len, nnz, part, part.shape[0] - 1)
     return out
 
 
@@ -330,7 +347,7 @@ def bsr_spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), np.ascontiguousarray(data), X, C, indptr, indices,
+    _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), data.size * feat, np.ascontiguousarray(data), X, C, indptr, indices,
          m // br, n // bc, data.shape[0])
     return C
 
@@ -385,7 +402,7 @@ def _ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int]) -> Any:
     if m == 0 or feat == 0 or width == 0:
         C[...] = 0
         return C
-    _run(KernelKey("ell_spmm", dtype, feat), np.ascontiguousarray(vals), X, C, idx, m, n, width)
+    _run(KernelKey("ell_spmm", dtype, feat), m * width * feat, np.ascontiguousarray(vals), X, C, idx, m, n, width)
     return C
 
 
@@ -427,5 +444,5 @@ def softmax(A: Any) -> Any:
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz:
-        _call(_kernel(a, "softmax", 0), (a.values(), out) + a.tail)
+        _call(_kernel(a, "softmax", 0), (a.values(), out) + a.tail, 4 * a.nnz)
     return _same_pattern(A, a, out)

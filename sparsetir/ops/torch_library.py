@@ -83,7 +83,7 @@ def _spmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Te
     C = _ops._empty((m, feat), a.dtype, True)
     if m == 0 or feat == 0:
         return C.zero_()
-    _ops._call(_ops._kernel(a, "spmm", feat), (vals, X, C) + a.tail)
+    _ops._call(_ops._kernel(a, "spmm", feat), (vals, X, C) + a.tail, a.nnz * feat)
     return C
 
 
@@ -102,7 +102,7 @@ def _sddmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: T
     if not (a.nnz and feat):
         return vals * 0  # an empty dot product: A * 0, NaN for A's infinities, as in the eager op
     out = torch.empty_like(vals)
-    _ops._call(_ops._kernel(a, "sddmm", feat, Y), (vals, X, Y, out) + a.tail)
+    _ops._call(_ops._kernel(a, "sddmm", feat, Y), (vals, X, Y, out) + a.tail, a.nnz * feat)
     return out
 
 
@@ -117,7 +117,7 @@ def _spmv(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, x: Te
     x = dense_operand("spmv: x", x, a.dtype, n, ndim=1)
     y = torch.empty(m, dtype=values.dtype)
     if m:
-        _ops._call(_ops._kernel(a, "spmm", 1), (vals, x.reshape(n, 1), y.reshape(m, 1)) + a.tail)
+        _ops._call(_ops._kernel(a, "spmm", 1), (vals, x.reshape(n, 1), y.reshape(m, 1)) + a.tail, a.nnz)
     return y
 
 
@@ -130,7 +130,7 @@ def _softmax(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int) ->
     vals = _values(values)
     out = torch.empty_like(vals)
     if a.nnz:
-        _ops._call(_ops._kernel(a, "softmax", 0), (vals, out) + a.tail)
+        _ops._call(_ops._kernel(a, "softmax", 0), (vals, out) + a.tail, 4 * a.nnz)
     return out
 
 

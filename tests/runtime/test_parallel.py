@@ -121,9 +121,10 @@ def test_a_late_openmp_thread_sets_openmp_aside_for_the_pool(launcher):
     # tiny kernel that happens within a few launches. The pool then serves for the back-off.
     launcher.configure(late_ns=0, chunks_per_thread=1, backoff_ns=(60_000_000_000, 60_000_000_000))
     A, X, expected = _case(rows=8, cols=8, width=1, seed=4)
+    tiny = _direct_call(A, X)  # ops would run so small a kernel serially
     before = launcher.stats()
     for _ in range(5000):
-        _check(A, X, expected)
+        tiny()
         if launcher.stats().late > before.late:
             break
     else:
@@ -160,6 +161,35 @@ def test_a_long_wait_for_a_pool_helper_halves_the_helpers(launcher):
     _check(A, X, expected)
     after = launcher.stats()
     assert (after.serial, after.pool) == (middle.serial + 1, middle.pool)
+
+
+def _direct_call(A, X):
+    """A call of ``ops.spmm``'s kernel for ``A @ X`` straight into the compiled code (parallel
+    whatever the size), checking its result."""
+    from sparsetir.ops.kernels import KernelKey
+
+    ops.spmm(A, X)
+    kernel = ops.library.get(KernelKey("spmm", "float32", X.shape[1]))
+    prepared = ops.prepared.get("csr", A, lambda: None)
+    out = np.zeros((A.shape[0], X.shape[1]), dtype=np.float32)
+    args = (prepared.values(), X, out) + prepared.tail
+    expected = A.astype(np.float64) @ X
+
+    def call():
+        out[...] = 0
+        kernel.compiled.invoke(args)
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+    return call
+
+
+def test_ops_run_tiny_work_serially(launcher):
+    A, X, expected = _case(rows=20, cols=20, width=4, seed=8)
+    assert A.nnz * X.shape[1] < ops.SERIAL_WORK
+    before = launcher.stats()
+    _check(A, X, expected)
+    after = launcher.stats()
+    assert after.serial == before.serial + 1 and (after.openmp, after.pool) == (before.openmp, before.pool)
 
 
 def test_concurrent_callers_get_right_results(launcher):
