@@ -68,7 +68,7 @@ def _writable(directory: Path) -> Path:
 
 
 #: Parts of the package that cannot change a compiled kernel (tools around the compiler).
-NOT_IN_FINGERPRINT = ("bench", "data", "explorer", "cli.py", "show.py", "__main__.py")
+NOT_IN_FINGERPRINT = ("bench", "data", "explorer", "models", "cli.py", "show.py", "__main__.py")
 
 
 @lru_cache(maxsize=1)
