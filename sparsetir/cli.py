@@ -98,6 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--smoke", action="store_true", help="a tiny, fast run: cora, width 32, 3 rounds"
     )
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    # GNN training instead of kernels: sparsetir/bench/gnn.py.
+    bench.add_argument(
+        "--model",
+        choices=["gcn", "gat"],
+        help="time training epochs of this GNN on sparsetir, torch.sparse and PyG instead of "
+        "the kernels; the MATRIX names are the data sets (default: cora pubmed)",
+    )
+    bench.add_argument(
+        "--epochs",
+        type=int,
+        metavar="E",
+        help="with --model: training epochs per backend (default: 200; with --smoke: 10)",
+    )
+    bench.add_argument(
+        "--features",
+        metavar="PATH",
+        help="with --model: the real node features, labels and split (.npz with x, y, "
+        "train_mask, val_mask, test_mask; or a directory of <dataset>.npz); default: "
+        "synthetic data of the real shapes",
+    )
 
     show = commands.add_parser(
         "show",
@@ -162,6 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     module_name = COMMANDS[args.command]
+    if args.command == "bench" and getattr(args, "model", None):
+        module_name = "sparsetir.bench.gnn"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:

@@ -1,0 +1,94 @@
+"""Building a model with seeded parameters, and the full-batch training loop every backend shares."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .dataset import NodeData
+from .gat import GAT, GATConfig
+from .gcn import GCN, GCNConfig
+from .graph import Graph
+
+#: The models by name, with their paper settings.
+MODELS = {"gcn": (GCN, GCNConfig), "gat": (GAT, GATConfig)}
+#: Every backend, sparsetir's first.
+BACKENDS = ("sparsetir", "torch", "pyg")
+
+
+def make_model(kind: str, backend: str, graph: Graph, data: NodeData, seed: int = 0, config=None) -> nn.Module:
+    """Model ``kind`` ("gcn" or "gat") on ``backend`` with the parameters ``seed`` gives every backend."""
+    if kind not in MODELS:
+        raise ValueError(f"unknown model {kind!r} (choose from {', '.join(MODELS)})")
+    cls, default = MODELS[kind]
+    model = cls(graph, data.x.shape[1], data.classes, backend, config or default())
+    reset_parameters(model, seed)
+    return model
+
+
+def reset_parameters(model: nn.Module, seed: int) -> None:
+    """Glorot-uniform weights (PyG's ``glorot``, over the last two dimensions) and zero biases,
+    drawn in parameter-name order from ``seed``: equal for equal names and shapes, whatever the
+    backend built."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            if name.endswith("bias"):
+                p.zero_()
+            else:
+                bound = math.sqrt(6.0 / (p.shape[-2] + p.shape[-1]))
+                p.uniform_(-bound, bound, generator=generator)
+
+
+def train_step(model: nn.Module, data: NodeData, optimizer: torch.optim.Optimizer) -> float:
+    """One epoch of full-batch training (forward, backward, optimizer step); the training loss."""
+    model.train()
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(data.features)[data.train_mask], data.y[data.train_mask])
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def accuracy(model: nn.Module, data: NodeData, mask: torch.Tensor) -> float:
+    """The fraction of the nodes in ``mask`` whose class the model predicts (eval mode)."""
+    model.eval()
+    with torch.no_grad():
+        predicted = model(data.features).argmax(1)
+    return float((predicted[mask] == data.y[mask]).float().mean())
+
+
+@dataclass
+class TrainingRun:
+    """The losses and wall-clock seconds of each epoch, and the accuracies at the end."""
+
+    losses: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    val_accuracy: float = math.nan
+    test_accuracy: float = math.nan
+
+
+def train(model: nn.Module, data: NodeData, epochs: int, seed: int = 0,
+          on_epoch: Optional[Callable[[int, float, float], None]] = None) -> TrainingRun:
+    """Train for ``epochs`` epochs with the model's optimizer (no early stopping), dropout
+    seeded with ``seed``; ``on_epoch(epoch, loss, seconds)`` after each."""
+    optimizer = model.optimizer()
+    torch.manual_seed(seed)
+    run = TrainingRun()
+    for epoch in range(epochs):
+        start = time.perf_counter()
+        loss = train_step(model, data, optimizer)
+        run.seconds.append(time.perf_counter() - start)
+        run.losses.append(loss)
+        if on_epoch is not None:
+            on_epoch(epoch, loss, run.seconds[-1])
+    run.val_accuracy = accuracy(model, data, data.val_mask)
+    run.test_accuracy = accuracy(model, data, data.test_mask)
+    return run
