@@ -10,7 +10,7 @@ import pytest
 from sparsetir import cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-TEST_INSTALL = "pip install -e '.[test,torch,bench]' && "
+TEST_INSTALL = "pip install -e '.[test,torch,bench,gnn]' && "
 
 
 def readme_test_command() -> str:
