@@ -113,6 +113,23 @@ def test_sparse_features_drop_stored_values_in_place(tiny):
     torch.testing.assert_close(features.dropout(0.5, training=False).to_dense(), x)
 
 
+def test_dropout_keeps_each_element_with_probability_1_minus_p_and_scales_it():
+    from sparsetir.models.dropout import dropout
+
+    x = torch.rand(200_000, dtype=torch.float64) + 1.0
+    assert dropout(x, 0.6, training=False) is x and dropout(x, 0.0) is x
+    torch.manual_seed(0)
+    y = dropout(x.requires_grad_(), 0.6)
+    kept = y != 0
+    assert abs(float(kept.double().mean()) - 0.4) < 0.005
+    torch.testing.assert_close(y[kept], x[kept] / 0.4)
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, kept.double() / 0.4)  # gradients through kept elements only
+    assert torch.all(dropout(x.detach(), 1.0) == 0)
+    with pytest.raises(ValueError):
+        dropout(x, 1.5)
+
+
 @pytest.mark.parametrize("backend", ["sparsetir", "torch"])
 def test_attention_matches_a_dense_reference(tiny, backend):
     graph, _ = tiny

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
-import torch.nn.functional as F
 
 from .csr import CsrSlot
+from .dropout import dropout
 
 
 class SparseFeatures:
@@ -38,7 +38,7 @@ class SparseFeatures:
     def dropout(self, p: float, training: bool) -> torch.Tensor:
         """The features with dropout ``p`` on the stored values when ``training``, as CSR."""
         with torch.no_grad():
-            return self.slot.fill(F.dropout(self.values, p, training) if training and p > 0 else self.values)
+            return self.slot.fill(dropout(self.values, p, training))
 
     def to_dense(self) -> torch.Tensor:
         return self.tensor.to_dense()
@@ -48,4 +48,4 @@ def input_dropout(x, p: float, training: bool) -> torch.Tensor:
     """Dropout on a model's input: on the stored values of ``SparseFeatures``, else dense."""
     if isinstance(x, SparseFeatures):
         return x.dropout(p, training)
-    return F.dropout(x, p, training)
+    return dropout(x, p, training)

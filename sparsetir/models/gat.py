@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import dropout
 from .features import SparseFeatures, input_dropout
 from .graph import Graph
 from .kernels import KERNELS
@@ -99,7 +100,7 @@ class GAT(nn.Module):
         p = self.config.dropout
         x = input_dropout(x, p, self.training)
         x = F.elu(self.conv1(x, self.graph_input))
-        x = F.dropout(x, p, self.training)
+        x = dropout(x, p, self.training)
         return self.conv2(x, self.graph_input)
 
     def optimizer(self) -> torch.optim.Optimizer:

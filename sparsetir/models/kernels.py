@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from sparsetir import ops
 
 from .csr import CsrSlot
+from .dropout import dropout as drop
 from .heads import HeadStructure
 
 
@@ -49,7 +50,7 @@ class SparsetirKernels:
         # Slots: the same CSR tensors every pass, so the ops' per-matrix preparation is reused.
         alpha = ops.softmax(_slot(workspace, "scores", s).fill(F.leaky_relu(scores.values(), negative_slope)))
         if dropout > 0:
-            alpha = _slot(workspace, "dropped attention", s).fill(F.dropout(alpha.values(), dropout))
+            alpha = _slot(workspace, "dropped attention", s).fill(drop(alpha.values(), dropout))
         return ops.spmm(alpha, h)
 
 
@@ -74,7 +75,7 @@ class TorchKernels:
         # torch.sparse.softmax takes COO only; the entries are row-major, i.e. coalesced.
         alpha = torch.sparse.softmax(torch.sparse_coo_tensor(s.coo, scores, s.size, is_coalesced=True), 1)
         if dropout > 0:
-            alpha = torch.sparse_coo_tensor(s.coo, F.dropout(alpha.values(), dropout), s.size, is_coalesced=True)
+            alpha = torch.sparse_coo_tensor(s.coo, drop(alpha.values(), dropout), s.size, is_coalesced=True)
         # torch.sparse.mm's gradient for a COO operand is a dense (rows x columns) product masked
         # afterwards (1 s per call on Cora's 8 heads, a 100 GB product on PubMed's); for a CSR
         # operand it is computed at the stored entries only.
