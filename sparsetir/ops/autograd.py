@@ -95,7 +95,8 @@ class _Pattern:
         nnz = int(indices.shape[0])
         self.shape = shape
         self.nnz = nnz
-        self.rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(indptr))
+        self.row_lengths = np.diff(indptr)
+        self.rows = np.repeat(np.arange(m, dtype=np.int32), self.row_lengths)
         self.cols = indices
         self.indptr = indptr
         # A stable sort of the entries by column lists them in row-major order of Aᵀ; duplicates
@@ -283,7 +284,10 @@ def _functions() -> Any:
             P = ctx.P
             d = _output_grad_values(dP, p)
             dot = ops.segment_sum(d * P, p.indptr)  # rowsum(dP ⊙ P), one per row
-            return _grad_of_csr(A, P * (d - dot[p.rows])), None
+            # Each entry's row sum by repeating it along its row: half the time of the gather dot[p.rows].
+            dA = d - np.repeat(dot, p.row_lengths)
+            dA *= P
+            return _grad_of_csr(A, dA), None
 
     class BsrSpmm(torch.autograd.Function):
         @staticmethod
