@@ -14,9 +14,9 @@ from typing import Any, Optional, Sequence
 
 from .._tvm import tirx, tvm
 from .alignment import relax_param_alignment
-from .cache import Compiled, KernelCache, default_cache, without_trace
+from .cache import Compiled, KernelCache, default_cache
 from .constraints import Constraint
-from .disk_cache import DiskCache, StoredKernel, program_key
+from .disk_cache import DiskCache, StoredKernel
 from .kernel import Kernel
 from .parallel import launcher
 from .signature import signature_of
@@ -60,14 +60,13 @@ def kernel_of(compiled: Compiled, constraints: Sequence[Constraint], func: Optio
 
 
 def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constraints: Sequence[Constraint],
-                     disk: Optional[DiskCache]) -> Compiled:
+                     disk: Optional[DiskCache], key: str) -> Compiled:
     """Compile one function. For the CPU with a C compiler at hand, link it into a library
-    (stored in ``disk`` when there is one) and load that; else keep TVM's in-memory module,
-    whose entry lookup makes LLVM generate machine code now."""
+    (stored in ``disk`` under ``key`` when there is a disk) and load that; else keep TVM's
+    in-memory module, whose entry lookup makes LLVM generate machine code now."""
     symbol = str(func.attrs["global_symbol"])
     executable = tvm.compile(tvm.IRModule({symbol: relax_param_alignment(func)}), target=target)
     if not is_gpu(target) and c_compiler() is not None:
-        key = program_key(without_trace(func), target)
         try:
             library = (disk if disk is not None else DiskCache(enabled=False)).store(key, executable, func, constraints)
         except ToolchainError:

@@ -50,8 +50,9 @@ class Compiled:
 
 
 #: Compiles one function for a target into a ``Compiled`` (``build.py``), storing it on disk
-#: with its constraints when the cache has a disk.
-CompileFn = Callable[["tirx.PrimFunc", "tvm.target.Target", Sequence[Constraint], Optional[DiskCache]], Compiled]
+#: under the given key with its constraints when the cache has a disk.
+CompileFn = Callable[["tirx.PrimFunc", "tvm.target.Target", Sequence[Constraint], Optional[DiskCache], str],
+                     Compiled]
 #: Loads a stored kernel (``build.py``).
 LoadFn = Callable[[StoredKernel, "tirx.PrimFunc", "tvm.target.Target"], Compiled]
 
@@ -85,19 +86,20 @@ class KernelCache:
             if found is not None:
                 self.hits += 1
                 return found
-            compiled = self._from_disk(func, keyed, target, load_fn)
+            disk_key = program_key(keyed, target)
+            compiled = self._from_disk(func, keyed, target, disk_key, load_fn)
             if compiled is None:
-                compiled = compile_fn(func, target, constraints, self.disk)
+                compiled = compile_fn(func, target, constraints, self.disk, disk_key)
                 self.compilations += 1
             self._entries.setdefault(key, []).append(compiled)
             return compiled
 
     def _from_disk(self, func: "tirx.PrimFunc", keyed: "tirx.PrimFunc", target: "tvm.target.Target",
-                   load_fn: LoadFn) -> Optional[Compiled]:
-        """``func`` (``keyed`` without its trace) loaded from disk, if stored there."""
+                   disk_key: str, load_fn: LoadFn) -> Optional[Compiled]:
+        """``func`` (``keyed`` without its trace) loaded from the disk entry ``disk_key``, if stored."""
         if self.disk is None or not self.disk.enabled:
             return None
-        stored = self.disk.load(program_key(keyed, target))
+        stored = self.disk.load(disk_key)
         if stored is None or not structural_equal(without_trace(stored.func), keyed, map_free_vars=True):
             return None
         self.loads += 1

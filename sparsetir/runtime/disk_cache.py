@@ -163,19 +163,24 @@ class DiskCache:
 
         directory = _writable(self.directory) if self.enabled else _scratch_directory()
         library = directory / f"{key}.so"
-        with tempfile.TemporaryDirectory(prefix="sparsetir-link-") as work:
-            scratch = Path(work) / "kernel.so"
-            executable.export_library(str(scratch), fcompile=toolchain.link_shared, workspace_dir=work)
+        fd, scratch = tempfile.mkstemp(prefix=f".{key}-", suffix=".so", dir=directory)
+        os.close(fd)
+        try:
+            with tempfile.TemporaryDirectory(prefix="sparsetir-link-") as work:
+                executable.export_library(scratch, fcompile=toolchain.link_shared, workspace_dir=work)
             objects: list[Any] = [func]
             record = {
                 "format": FORMAT,
                 "key": key,
-                "sha256": _file_hash(scratch),
+                "sha256": _file_hash(Path(scratch)),
                 "constraints": [_encode(c, objects) for c in constraints],
             }
             record["objects"] = tvm.ir.save_json(tvm.runtime.convert(objects))
-            _replace(scratch, library)
-            _write_atomic(directory / f"{key}.json", json.dumps(record).encode())
+            os.replace(scratch, library)  # atomic: a reader sees the old file, the new one, or none
+        finally:
+            if os.path.exists(scratch):
+                os.unlink(scratch)
+        _write_atomic(directory / f"{key}.json", json.dumps(record).encode())
         self.stores += 1
         return library
 
@@ -218,18 +223,6 @@ class DiskCache:
 
 def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _replace(source: Path, target: Path) -> None:
-    """Move ``source`` to ``target`` atomically (copying first when they are on two devices)."""
-    fd, scratch = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, scratch)
-        os.replace(scratch, target)
-    finally:
-        if os.path.exists(scratch):
-            os.unlink(scratch)
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
