@@ -207,17 +207,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     if _autograd.wants_torch(A, X, Y):
         return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
-    m, n = a.shape
-    if a.max_row_length > n:
-        # The scheduled kernel bounds a row's positions by the column count (TVM adds the guard
-        # `j < n` to the blocks it moves under the row loop), so such rows would be cut short.
-        fail("sddmm: A", f"a row stores {a.max_row_length} entries but A has only {n} columns "
-                         "(duplicate entries); call A.sum_duplicates() first")
-    X = dense_operand("sddmm: X", X, a.dtype, m)
-    Y = dense_operand("sddmm: Y", Y, a.dtype, n)
-    if X.shape[1] != Y.shape[1]:
-        fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
-    feat = int(X.shape[1])
+    X, Y, feat = _sddmm_operands(a, X, Y, "call A.sum_duplicates() first")
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
     if nnz and feat:
@@ -227,6 +217,22 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
         with np.errstate(invalid="ignore"):
             np.multiply(a.data, 0, out=out)
     return _same_pattern(A, a, out)
+
+
+def _sddmm_operands(a: CsrInput, X: Any, Y: Any, fix: str) -> tuple[Any, Any, int]:
+    """The checks of an SDDMM over the prepared ``a``: ``X`` and ``Y`` as the kernel takes them,
+    and the feature width. ``fix`` says how to remove duplicate entries from the caller's ``A``."""
+    m, n = a.shape
+    if a.max_row_length > n:
+        # The scheduled kernel bounds a row's positions by the column count (TVM adds the guard
+        # `j < n` to the blocks it moves under the row loop), so such rows would be cut short.
+        fail("sddmm: A", f"a row stores {a.max_row_length} entries but A has only {n} columns "
+                         f"(duplicate entries); {fix}")
+    X = dense_operand("sddmm: X", X, a.dtype, m)
+    Y = dense_operand("sddmm: Y", Y, a.dtype, n)
+    if X.shape[1] != Y.shape[1]:
+        fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
+    return X, Y, int(X.shape[1])
 
 
 def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:

@@ -89,15 +89,7 @@ def _spmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Te
 
 def _sddmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Tensor, Y: Tensor) -> Tensor:
     a = _structure("sddmm: A", crow, col, values, rows, cols).csr
-    m, n = a.shape
-    if a.max_row_length > n:
-        fail("sddmm: A", f"a row stores {a.max_row_length} entries but A has only {n} columns "
-                         "(duplicate entries); sum the duplicates first")
-    X = dense_operand("sddmm: X", X, a.dtype, m)
-    Y = dense_operand("sddmm: Y", Y, a.dtype, n)
-    if X.shape[1] != Y.shape[1]:
-        fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
-    feat = int(X.shape[1])
+    X, Y, feat = _ops._sddmm_operands(a, X, Y, "sum the duplicates first")
     vals = _values(values)
     if not (a.nnz and feat):
         return vals * 0  # an empty dot product: A * 0, NaN for A's infinities, as in the eager op
