@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="with --model: the real node features, labels and split (.npz with x, y, "
         "train_mask, val_mask, test_mask; or a directory of <dataset>.npz); default: "
-        "synthetic data of the real shapes",
+        "the bundled Planetoid data of cora and citeseer, synthetic data of the real shapes for "
+        "other graphs",
     )
 
     show = commands.add_parser(

@@ -255,3 +255,59 @@ def test_bench_command_refuses_one_features_file_for_two_datasets(tmp_path, caps
                  "--out", str(tmp_path)])
     assert code == 2
     assert "give a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, features, classes, split", [("cora", 1433, 7, [140, 500, 1000]),
+                                                             ("citeseer", 3703, 6, [120, 500, 1000])])
+def test_bundled_planetoid_data_is_the_real_one(name, features, classes, split):
+    adjacency = data.load(name)
+    nd = load_node_data(name, adjacency)
+    assert not nd.synthetic and nd.source == f"Planetoid {name} (bundled)"
+    assert tuple(nd.x.shape) == (adjacency.shape[0], features) and nd.classes == classes
+    masks = torch.stack([nd.train_mask, nd.val_mask, nd.test_mask])
+    assert masks.sum(1).tolist() == split and masks.sum(0).max() == 1
+    assert torch.bincount(nd.y[nd.train_mask], minlength=classes).tolist() == [split[0] // classes] * classes
+    assert bool((nd.y[masks.any(0)] >= 0).all())  # nodes without a label are in no split
+    # The node order is the graph's: neighbours share a label as often as these graphs are known to.
+    coo = adjacency.tocoo()
+    y = nd.y.numpy()
+    known = (y[coo.row] >= 0) & (y[coo.col] >= 0)
+    homophily = (y[coo.row] == y[coo.col])[known].mean()
+    assert homophily == pytest.approx({"cora": 0.810, "citeseer": 0.741}[name], abs=0.002)
+    assert load_node_data(name, adjacency, synthetic=True).synthetic
+
+
+def test_a_features_file_may_hold_csr_features(tmp_path):
+    adjacency = random_graph()
+    n = adjacency.shape[0]
+    x = sp.random(n, 9, density=0.3, format="csr", dtype=np.float32, random_state=1)
+    x.data += 0.5
+    masks = {k: np.arange(n) % 3 == i for i, k in enumerate(("train_mask", "val_mask", "test_mask"))}
+    np.savez(tmp_path / "csr.npz", x_indptr=x.indptr, x_indices=x.indices, x_data=x.data, x_shape=np.array(x.shape),
+             y=np.arange(n) % 2, **masks)
+    nd = load_node_data("tiny", adjacency, tmp_path / "csr.npz")
+    dense = x.toarray()
+    sums = dense.sum(1, keepdims=True)
+    torch.testing.assert_close(nd.x, torch.from_numpy(np.divide(dense, sums, out=np.zeros_like(dense), where=sums != 0)))
+    np.savez(tmp_path / "bad.npz", x_indptr=x.indptr[:-1], x_indices=x.indices, x_data=x.data,
+             x_shape=np.array(x.shape), y=np.arange(n) % 2, **masks)
+    with pytest.raises(ValueError, match="bad.npz: malformed feature arrays"):
+        load_node_data("tiny", adjacency, tmp_path / "bad.npz")
+    np.savez(tmp_path / "unlabelled.npz", x=x.toarray(), y=np.full(n, -1), **masks)
+    with pytest.raises(ValueError, match="-1 for a node in no split"):
+        load_node_data("tiny", adjacency, tmp_path / "unlabelled.npz")
+
+
+def test_early_stopping_keeps_the_best_validation_epoch(tiny):
+    graph, node_data = tiny
+    model = make_model("gcn", "sparsetir", graph, node_data, seed=0)
+    seen = []
+    run = train(model, node_data, epochs=400, patience=5,
+                on_epoch=lambda epoch, loss, seconds: seen.append(epoch))
+    assert len(run.losses) == len(seen) < 400  # stopped early
+    assert 0 <= run.kept_epoch < len(run.losses)
+    assert len(run.losses) - 1 - run.kept_epoch >= 5 or run.kept_epoch == len(run.losses) - 1
+    # The accuracies are those of the kept parameters: evaluating the model again gives them.
+    from sparsetir.models.train import accuracy
+
+    assert accuracy(model, node_data, node_data.val_mask) == run.val_accuracy

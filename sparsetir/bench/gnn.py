@@ -7,7 +7,8 @@ step, timed by the wall clock. The report gives the median time of an epoch afte
 sparsetir's speedup over each peer (the peer's time over sparsetir's), and the test accuracy
 after the last epoch. Backends run one after another, each through all its epochs, as a user's
 training would; the bench sets no threads, bindings or environment variables. The data is the
-bundled graph with the features of ``--features`` or synthetic ones, and every row says which.
+bundled graph with the features of ``--features``, else Planetoid's own for Cora and CiteSeer
+(bundled), else synthetic ones, and every row says which.
 """
 
 from __future__ import annotations
@@ -138,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
         rows += bench_model(kind, name, adjacency, nd, backends, epochs, seed, log)
     print(format_table(rows))
     if any(nd.synthetic for nd in node_data):
-        print("Accuracies on synthetic data are not the published Planetoid accuracies; pass --features "
-              "with the real features, labels and split (see docs/gnn.md).")
+        print("Accuracies on synthetic data are not the published Planetoid accuracies (Cora and CiteSeer "
+              "use the bundled Planetoid data; for another graph pass --features, see docs/gnn.md).")
     out = Path(getattr(args, "out", None) or DEFAULT_OUT)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"gnn-{kind}.json"

@@ -120,4 +120,17 @@ def _csr_problem(matrix) -> Optional[str]:
     return None
 
 
-__all__ = ["ENV_VAR", "PACKAGE_DIR", "available", "find", "load", "load_file", "search_path"]
+#: Node features, labels and the standard split of the Planetoid graphs that ship here
+#: (``nodes/<name>.npz``; see README.md here and ``sparsetir.models.load_node_data``).
+NODES_DIR = PACKAGE_DIR / "nodes"
+
+
+def node_data_file(name: str) -> Optional[Path]:
+    """The bundled Planetoid node data of graph ``name`` (``cora``, ``citeseer``), or None."""
+    _check_name(name)
+    path = NODES_DIR / (name + SUFFIX)
+    return path if path.is_file() else None
+
+
+__all__ = ["ENV_VAR", "NODES_DIR", "PACKAGE_DIR", "available", "find", "load", "load_file", "node_data_file",
+           "search_path"]

@@ -1,13 +1,14 @@
-"""Node features, labels and splits for the GNN models: a user's Planetoid file, or synthetic data.
+"""Node features, labels and splits for the GNN models: Planetoid's own, a user's file, or synthetic.
 
-The bundled graphs (``sparsetir.data``) are adjacency only. ``load_node_data`` reads the real
-Planetoid features, labels and split from an ``.npz`` the user supplies (arrays ``x``, ``y``,
-``train_mask``, ``val_mask``, ``test_mask``, and optionally ``edge_index`` to check the graph
-against; node ``i`` is row ``i`` of the graph, as in PyG's ``Planetoid``), and otherwise
-generates data of the real shapes on the real graph. The synthetic labels follow the graph's
-communities and the features are noisy class indicators, so both are learnable, but accuracies
-on them are *not* the published Planetoid accuracies. ``NodeData.source`` says which one a run
-used."""
+``load_node_data`` reads, in order of preference, the ``.npz`` the caller names (arrays ``x``
+dense or ``x_indptr``/``x_indices``/``x_data``/``x_shape`` as CSR, ``y``, ``train_mask``,
+``val_mask``, ``test_mask``, and optionally ``edge_index`` to check the graph against; node
+``i`` is row ``i`` of the graph, as in PyG's ``Planetoid``), the Planetoid data that ships with
+the package for Cora and CiteSeer (``sparsetir.data.node_data_file``), and otherwise generates
+data of the real shapes on the real graph. The synthetic labels follow the graph's communities
+and the features are noisy class indicators, so both are learnable, but accuracies on them are
+*not* the published Planetoid accuracies. ``NodeData.source`` says which one a run used.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse import csgraph
 
+from ..data import node_data_file
 from .features import SparseFeatures
 
 
@@ -93,31 +95,64 @@ class NodeData:
 
 
 def load_node_data(name: str, adjacency: sp.spmatrix, features: Optional[Union[str, os.PathLike]] = None,
-                   seed: int = 0) -> NodeData:
-    """``features`` (a Planetoid ``.npz``) when given, else synthetic data for graph ``name``."""
+                   seed: int = 0, synthetic: bool = False) -> NodeData:
+    """``features`` (a Planetoid ``.npz``) when given, else the bundled Planetoid data of graph
+    ``name`` when there is some (Cora, CiteSeer) and ``synthetic`` is false, else synthetic data."""
     if features is not None:
         return read_node_data(name, adjacency, features)
+    bundled = None if synthetic else _bundled(name)
+    if bundled is not None:
+        return read_node_data(name, adjacency, bundled, source=f"Planetoid {name} (bundled)")
     return synthetic_node_data(name, adjacency, seed)
 
 
-def read_node_data(name: str, adjacency: sp.spmatrix, path: Union[str, os.PathLike]) -> NodeData:
-    """The features, labels and masks of ``path`` (checked against the graph's node count)."""
+def _bundled(name: str) -> Optional[Path]:
+    try:
+        return node_data_file(name)
+    except ValueError:  # not a plain data set name: nothing bundled under it
+        return None
+
+
+def read_node_data(name: str, adjacency: sp.spmatrix, path: Union[str, os.PathLike],
+                   source: Optional[str] = None) -> NodeData:
+    """The features, labels and masks of ``path`` (checked against the graph's node count).
+
+    Nodes labelled -1 (no label in the data set) must be in no split."""
     path = Path(path)
-    with np.load(path) as f:
-        missing = [k for k in ("x", "y", "train_mask", "val_mask", "test_mask") if k not in f]
+    with np.load(path, allow_pickle=False) as f:
+        missing = [k for k in ("y", "train_mask", "val_mask", "test_mask") if k not in f]
+        if "x" not in f and not all(k in f for k in _CSR_FEATURES):
+            missing.insert(0, "x (or " + ", ".join(_CSR_FEATURES) + ")")
         if missing:
             raise ValueError(f"{path}: missing array(s) {', '.join(missing)}")
-        x, y = np.asarray(f["x"], np.float32), np.asarray(f["y"], np.int64)
+        x = np.asarray(f["x"], np.float32) if "x" in f else _csr_features(path, *(f[k] for k in _CSR_FEATURES))
+        y = np.asarray(f["y"], np.int64)
         masks = [np.asarray(f[k], bool) for k in ("train_mask", "val_mask", "test_mask")]
         edge_index = np.asarray(f["edge_index"]) if "edge_index" in f else None
     n = adjacency.shape[0]
     if x.ndim != 2 or x.shape[0] != n or y.shape != (n,) or any(m.shape != (n,) for m in masks):
         raise ValueError(f"{path}: expected x (n, f), y and masks (n,) for the {n} nodes of {name}, "
                          f"got x {x.shape}, y {y.shape}, masks {[m.shape for m in masks]}")
+    if y.size and (y.min() < -1 or any(bool((y[m] < 0).any()) for m in masks)):
+        raise ValueError(f"{path}: labels must be classes 0, 1, ... (or -1 for a node in no split)")
     if edge_index is not None and not _same_edges(adjacency, edge_index):
         raise ValueError(f"{path}: its edge_index is not the graph {name} (other edges or another node order)")
     return NodeData(name, torch.from_numpy(_normalize_rows(x)), torch.from_numpy(y), *map(torch.from_numpy, masks),
-                    classes=int(y.max()) + 1, source=f"planetoid file {path}")
+                    classes=int(y.max()) + 1, source=source or f"planetoid file {path}")
+
+
+_CSR_FEATURES = ("x_indptr", "x_indices", "x_data", "x_shape")
+
+
+def _csr_features(path: Path, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                  shape: np.ndarray) -> np.ndarray:
+    """Dense features from their CSR arrays, checked."""
+    try:
+        matrix = sp.csr_matrix((data, indices, indptr), shape=tuple(int(d) for d in shape))
+        matrix.check_format(full_check=True)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: malformed feature arrays x_indptr/x_indices/x_data/x_shape ({err})") from err
+    return matrix.toarray().astype(np.float32)
 
 
 def _same_edges(adjacency: sp.spmatrix, edge_index: np.ndarray) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -67,21 +68,31 @@ def accuracy(model: nn.Module, data: NodeData, mask: torch.Tensor) -> float:
 
 @dataclass
 class TrainingRun:
-    """The losses and wall-clock seconds of each epoch, and the accuracies at the end."""
+    """The losses and wall-clock seconds of each epoch, and the accuracies at the end (of the
+    kept epoch: the last one, or with early stopping the one with the best validation)."""
 
     losses: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     val_accuracy: float = math.nan
     test_accuracy: float = math.nan
+    kept_epoch: int = -1  # the epoch (0-based) whose parameters the accuracies are of
 
 
 def train(model: nn.Module, data: NodeData, epochs: int, seed: int = 0,
-          on_epoch: Optional[Callable[[int, float, float], None]] = None) -> TrainingRun:
-    """Train for ``epochs`` epochs with the model's optimizer (no early stopping), dropout
-    seeded with ``seed``; ``on_epoch(epoch, loss, seconds)`` after each."""
+          on_epoch: Optional[Callable[[int, float, float], None]] = None,
+          patience: Optional[int] = None) -> TrainingRun:
+    """Train for ``epochs`` epochs with the model's optimizer, dropout seeded with ``seed``;
+    ``on_epoch(epoch, loss, seconds)`` after each (``seconds``: the training step alone).
+
+    With ``patience``, early stopping as the GAT paper does it: after each epoch the model is
+    evaluated on the validation nodes, training stops once neither the validation accuracy nor
+    the validation loss has improved for ``patience`` epochs, and the model keeps the parameters
+    of the epoch with the best validation accuracy (ties: the lower loss)."""
     optimizer = model.optimizer()
     torch.manual_seed(seed)
     run = TrainingRun()
+    best: Optional[tuple[float, float]] = None  # (val accuracy, -val loss) of the kept state
+    best_acc, best_loss, stale, state = -math.inf, math.inf, 0, None
     for epoch in range(epochs):
         start = time.perf_counter()
         loss = train_step(model, data, optimizer)
@@ -89,6 +100,31 @@ def train(model: nn.Module, data: NodeData, epochs: int, seed: int = 0,
         run.losses.append(loss)
         if on_epoch is not None:
             on_epoch(epoch, loss, run.seconds[-1])
+        if patience is None:
+            continue
+        val_acc, val_loss = _validation(model, data)
+        if best is None or (val_acc, -val_loss) > best:
+            best, run.kept_epoch = (val_acc, -val_loss), epoch
+            state = copy.deepcopy(model.state_dict())
+        if val_acc > best_acc or val_loss < best_loss:
+            best_acc, best_loss, stale = max(val_acc, best_acc), min(val_loss, best_loss), 0
+        else:
+            stale += 1
+            if stale >= patience:
+                break
+    if state is not None:
+        model.load_state_dict(state)
+    else:
+        run.kept_epoch = len(run.losses) - 1
     run.val_accuracy = accuracy(model, data, data.val_mask)
     run.test_accuracy = accuracy(model, data, data.test_mask)
     return run
+
+
+def _validation(model: nn.Module, data: NodeData) -> tuple[float, float]:
+    """(accuracy, cross-entropy loss) on the validation nodes, in eval mode."""
+    model.eval()
+    with torch.no_grad():
+        scores = model(data.features)[data.val_mask]
+    labels = data.y[data.val_mask]
+    return float((scores.argmax(1) == labels).float().mean()), float(F.cross_entropy(scores, labels))

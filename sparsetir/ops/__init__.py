@@ -41,6 +41,7 @@ from .inputs import (
     as_int32,
     check_offsets,
     check_structure,
+    current_values,
     dense_operand,
     fail,
     is_torch_tensor,
@@ -194,7 +195,7 @@ def spmm(A: Any, X: Any) -> Any:
     if m == 0 or feat == 0:
         C[...] = 0
         return C
-    _call(_kernel(a, "spmm", feat), (a.values(), X, C) + a.tail, a.nnz * feat)
+    _call(_kernel(a, "spmm", feat), (current_values(A, a), X, C) + a.tail, a.nnz * feat)
     return C
 
 
@@ -210,12 +211,13 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     X, Y, feat = _sddmm_operands(a, X, Y, "call A.sum_duplicates() first")
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
+    values = current_values(A, a)
     if nnz and feat:
-        _call(_kernel(a, "sddmm", feat, Y), (a.values(), X, Y, out) + a.tail, nnz * feat)
+        _call(_kernel(a, "sddmm", feat, Y), (values, X, Y, out) + a.tail, nnz * feat)
     else:
         # An empty dot product is 0, and A * 0 keeps A's NaN and makes its infinities NaN, as in NumPy.
         with np.errstate(invalid="ignore"):
-            np.multiply(a.data, 0, out=out)
+            np.multiply(values if a.is_torch else a.data, 0, out=out)
     return _same_pattern(A, a, out)
 
 
@@ -240,8 +242,12 @@ def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
     arrays) and ``values``."""
     if a.is_torch:
         torch = torch_module()
-        return torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
-                                       torch.from_numpy(values), size=tuple(A.shape))
+        # The structure was validated when A was prepared; torch's own checks are off, and said so
+        # (torch warns when they are off implicitly).
+        result = torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
+                                         torch.from_numpy(values), size=tuple(A.shape), check_invariants=False)
+        prepared.share("csr", result, a)  # the same structure: ops on the result skip preparing it
+        return result
     # A shallow copy of A keeps every attribute of A's class (shape, format flags, which stay
     # true for an identical pattern) and skips the constructor's format checks (~10 us).
     result = _shallow_copy(A)
@@ -290,7 +296,7 @@ def spmv(A: Any, x: Any) -> Any:
         return y
     # SpMV is the SpMM kernel with one feature column: its scalar row accumulator then lives in
     # a register tile (a script with a scalar output keeps it in memory, ~3x slower).
-    _call(_kernel(a, "spmm", 1), (a.values(), x.reshape(n, 1), y.reshape(m, 1)) + a.tail, a.nnz)
+    _call(_kernel(a, "spmm", 1), (current_values(A, a), x.reshape(n, 1), y.reshape(m, 1)) + a.tail, a.nnz)
     return y
 
 
@@ -450,5 +456,5 @@ def softmax(A: Any) -> Any:
     a = _csr("softmax: A", A)
     out = np.empty((a.nnz,), a.dtype)
     if a.nnz:
-        _call(_kernel(a, "softmax", 0), (a.values(), out) + a.tail, 4 * a.nnz)
+        _call(_kernel(a, "softmax", 0), (current_values(A, a), out) + a.tail, 4 * a.nnz)
     return _same_pattern(A, a, out)

@@ -133,14 +133,15 @@ def _same_structure(out: Any, A: Any, what: str) -> Any:
     op's backward (``softmax`` of an ``sddmm``, ``spmm`` of a ``softmax``) then finds the
     transposed structure ready instead of sorting the entries again for each new result."""
     pattern = _pattern(A, what)
-    _ops().prepared.get("autograd", out, lambda: pattern)
+    _ops().prepared.share("autograd", out, pattern)
     return out
 
 
 def _values(A: Any) -> np.ndarray:
     """The current values of CSR ``A`` (scipy or torch) as a numpy array."""
     ops = _ops()
-    return ops._csr("A", A).data
+    a = ops._csr("A", A)
+    return ops.current_values(A, a) if a.is_torch else a.data
 
 
 def _torch_values(v: Any) -> Any:
@@ -155,7 +156,8 @@ def _np(t: Any) -> np.ndarray:
 def _grad_of_csr(A: Any, values: Any) -> Any:
     """``A.grad`` for a torch sparse CSR ``A``: a CSR tensor with ``A``'s pattern and ``values``."""
     torch = sys.modules["torch"]
-    return torch.sparse_csr_tensor(A.crow_indices(), A.col_indices(), _torch_values(values), size=tuple(A.shape))
+    return torch.sparse_csr_tensor(A.crow_indices(), A.col_indices(), _torch_values(values), size=tuple(A.shape),
+                                   check_invariants=False)  # A's structure, validated when A was prepared
 
 
 def _output_grad_values(dO: Any, p: _Pattern) -> np.ndarray:
@@ -361,7 +363,7 @@ def _torch_csr(A: Any) -> Any:
     torch = sys.modules["torch"]
     return torch.sparse_csr_tensor(torch.from_numpy(np.asarray(A.indptr, np.int64)),
                                    torch.from_numpy(np.asarray(A.indices, np.int64)),
-                                   torch.from_numpy(A.data), size=tuple(A.shape))
+                                   torch.from_numpy(A.data), size=tuple(A.shape), check_invariants=False)
 
 
 def _sparse_arg(A: Any) -> Any:

@@ -181,31 +181,24 @@ def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int], bool]:
-    """(data, indptr, indices, shape, is_torch) of a scipy CSR matrix or a torch sparse CSR tensor."""
-    if is_torch_tensor(A):
-        torch = torch_module()
-        if A.layout != torch.sparse_csr:
-            fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
-        if A.device.type != "cpu":
-            fail(what, f"is on {A.device}; sparsetir.ops runs on the CPU")
-        if A.dim() != 2:
-            fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
-        A = A.detach()
-        data = A.values()
-        if data.dtype in (torch.float32, torch.float64):
-            data = data.numpy()
-        return data, A.crow_indices().numpy(), A.col_indices().numpy(), tuple(A.shape), True
+def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
+    """(data, indptr, indices, shape) of a scipy CSR matrix."""
     fmt = getattr(A, "format", None)
     if fmt != "csr" or not hasattr(A, "indptr"):
         kind = f"scipy.sparse '{fmt}' matrix" if fmt is not None else type(A).__name__
         fail(what, f"expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got {kind}; convert it with .tocsr()")
-    return A.data, A.indptr, A.indices, tuple(A.shape), False
+    return A.data, A.indptr, A.indices, tuple(A.shape)
 
 
 def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
-    """Check ``A`` and build its ``CsrInput`` (no caching; see ``PreparedCache``)."""
-    data, indptr, indices, shape, torch_kind = _csr_arrays(what, A)
+    """Check ``A`` and build its ``CsrInput`` (no caching; see ``PreparedCache``).
+
+    A torch sparse CSR tensor is prepared from its index tensors alone (copies of them, a
+    placeholder for the values): its values are read on every call (``current_values``), so one
+    preparation serves every tensor that shares those index tensors."""
+    if is_torch_tensor(A):
+        return _prepare_torch_csr(what, A, parts)
+    data, indptr, indices, shape = _csr_arrays(what, A)
     if not isinstance(data, np.ndarray) or str(data.dtype) not in VALUE_DTYPES:
         dtype = getattr(data, "dtype", type(data).__name__)
         fail(what, f"values must be float32 or float64, got {dtype}")
@@ -218,36 +211,70 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     indices = as_int32(what, "indices", np.asarray(indices))
     check_structure(what, indptr, indices, m, n, data.shape[0])
     longest = int(np.diff(indptr).max()) if m else 0
-    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), torch_kind,
-                    longest)
+    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), False, longest)
+
+
+def _prepare_torch_csr(what: str, A: Any, parts: int) -> CsrInput:
+    from .tensor_structures import prepare_structure  # it imports this module
+
+    torch = torch_module()
+    if A.layout != torch.sparse_csr:
+        fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
+    if A.device.type != "cpu":
+        fail(what, f"is on {A.device}; sparsetir.ops runs on the CPU")
+    if A.dim() != 2:
+        fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
+    if A.dtype not in (torch.float32, torch.float64):
+        fail(what, f"values must be float32 or float64, got {str(A.dtype).removeprefix('torch.')}")
+    m, n = (int(d) for d in A.shape)
+    nnz = int(A.col_indices().shape[0])
+    if max(m, n, nnz) > _INT32_MAX:
+        fail(what, f"shape {(m, n)} with {nnz} stored values exceeds the int32 index range")
+    return prepare_structure(what, A.crow_indices(), A.col_indices(), (m, n), str(A.dtype).removeprefix("torch."),
+                             parts)
+
+
+def current_values(A: Any, a: CsrInput) -> Any:
+    """The values of ``A`` (prepared as ``a``) for a kernel call now: the view of a SciPy
+    matrix's own array, or a torch tensor's current values (copied only when not contiguous)."""
+    if not a.is_torch:
+        return a.values()
+    values = A.values()
+    if values.requires_grad:
+        values = values.detach()
+    return values.contiguous().numpy()
+
+
+def version(t: Any) -> int:
+    """``t._version``; inference tensors have no version counter (they cannot change outside
+    inference mode)."""
+    return -1 if t.is_inference() else t._version
+
+
+def memory_key(t: Any) -> tuple:
+    """What identifies a tensor's memory: its storage object, data pointer, shape, strides, dtype."""
+    return (id(t.untyped_storage()), t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
 
 
 def _fingerprint(A: Any) -> tuple[tuple, tuple]:
-    """Identity of the arrays inside ``A``, which changes when one of them is replaced, and what
-    keeps that identity valid: (fingerprint, objects to hold while the fingerprint is kept).
-
-    SciPy matrices hold their arrays as attributes: the ids of the array objects identify them,
-    and holding the arrays keeps those ids from being reused. Torch returns new tensor objects
-    on every access, so their data pointers, shapes and dtypes do. A fingerprint is a tuple of
-    plain values, compared with ``==``.
-    """
-    if type(A).__module__.startswith("scipy."):
-        arrays = (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None))
-        return (id(arrays[0]), id(arrays[1]), id(arrays[2]), getattr(A, "shape", None),
-                getattr(A, "blocksize", None)), arrays
-    if is_torch_tensor(A):
-        torch = torch_module()
-        if A.layout != torch.sparse_csr:
-            return (str(A.layout), id(A)), ()
-        parts = (A.crow_indices(), A.col_indices(), A.values())
-        return tuple((t.data_ptr(), t.shape, t.dtype) for t in parts) + (A.shape,), ()
+    """Identity of the arrays inside a SciPy-like ``A``, which changes when one of them is
+    replaced, and what keeps that identity valid: (fingerprint, objects to hold while the
+    fingerprint is kept). SciPy matrices hold their arrays as attributes: the ids of the array
+    objects identify them, and holding the arrays keeps those ids from being reused."""
     arrays = (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None))
     return (id(arrays[0]), id(arrays[1]), id(arrays[2]), repr(getattr(A, "shape", None)),
             repr(getattr(A, "blocksize", None))), arrays
 
 
+def _is_torch_csr(A: Any) -> bool:
+    torch = torch_module()
+    return torch is not None and isinstance(A, torch.Tensor) and A.layout == torch.sparse_csr
+
+
 class PreparedCache:
-    """Per-matrix preparations, keyed by a weak reference to the matrix and its arrays' identity."""
+    """Per-matrix preparations, keyed by a weak reference to the matrix and, for a SciPy matrix,
+    its arrays' identity (a torch tensor's arrays cannot be replaced, and its preparation holds
+    no values: they are read on every call)."""
 
     def __init__(self) -> None:
         # (kind, id(A)) -> (weak reference to A, fingerprint, objects it relies on, preparation)
@@ -257,8 +284,16 @@ class PreparedCache:
 
     def get(self, kind: str, A: Any, make: Callable[[], Any]) -> Any:
         """The cached preparation of ``A`` for ``kind``, made with ``make()`` when missing or stale."""
+        return self._get(kind, A, make, count=True)
+
+    def share(self, kind: str, A: Any, prepared: Any) -> Any:
+        """Give ``A`` the preparation ``prepared`` of another matrix with the same structure (a
+        result built on copies of the other's index arrays), unless it has one; ``A``'s own."""
+        return self._get(kind, A, lambda: prepared, count=False)
+
+    def _get(self, kind: str, A: Any, make: Callable[[], Any], count: bool) -> Any:
         key = (kind, id(A))
-        fingerprint, held = _fingerprint(A)
+        fingerprint, held = ((), ()) if _is_torch_csr(A) else _fingerprint(A)
         entry = self._entries.get(key)
         if entry is not None and entry[0]() is A and entry[1] == fingerprint:
             return entry[3]
@@ -269,7 +304,7 @@ class PreparedCache:
             return prepared
         with self._lock:
             self._entries[key] = (ref, fingerprint, held, prepared)
-            self.preparations += 1
+            self.preparations += count
         return prepared
 
     def forget(self, A: Any) -> None:

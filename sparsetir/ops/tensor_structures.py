@@ -22,13 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .inputs import CsrInput, as_int32, check_structure, fail, row_partition
-
-
-def _version(t: Any) -> int:
-    """``t._version``; inference tensors have no version counter (they cannot change outside
-    inference mode)."""
-    return -1 if t.is_inference() else t._version
+from .inputs import CsrInput, as_int32, check_structure, fail, memory_key, row_partition, version
 
 
 def _own_int32(what: str, name: str, t: Any) -> np.ndarray:
@@ -94,10 +88,6 @@ class Structure:
             return self._transposed
 
 
-def _memory_key(t: Any) -> tuple:
-    return (id(t.untyped_storage()), t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
-
-
 class TensorStructures:
     """Prepared CSR structures keyed by the memory of their index tensors (see the module doc)."""
 
@@ -109,8 +99,8 @@ class TensorStructures:
 
     def get(self, what: str, crow: Any, col: Any, shape: tuple[int, int], dtype: str, parts: int) -> Structure:
         """The prepared structure of ``(crow, col)`` with ``shape`` for values of ``dtype``."""
-        key = (_memory_key(crow), _memory_key(col), shape, dtype)
-        versions = (_version(crow), _version(col))
+        key = (memory_key(crow), memory_key(col), shape, dtype)
+        versions = (version(crow), version(col))
         entry = self._entries.get(key)
         if entry is not None:
             refs, seen, structure = entry

@@ -294,3 +294,21 @@ def test_sparse_results_share_the_backward_structure_of_their_input():
         raise AssertionError("the result's structure was prepared again")
 
     assert ops.prepared.get("autograd", P, rebuilt) is ops.prepared.get("autograd", A, rebuilt)
+
+
+def test_edge_weights_train_through_csr_tensors_prepared_once():
+    from sparsetir.ops import torch_library
+
+    A = _small(np.float32)
+    crow, col = torch.from_numpy(A.indptr.astype(np.int64)), torch.from_numpy(A.indices.astype(np.int64))
+    X = torch.randn(A.shape[1], 5)
+    ops.spmm(ops.CsrTensors(crow, col, torch.from_numpy(A.data.copy()), A.shape), X)
+    before = torch_library.structures.preparations
+    for step in range(3):
+        w = torch.from_numpy(A.data * np.float32(step + 1)).requires_grad_()
+        G = torch.randn(A.shape[0], 5)
+        (ops.spmm(ops.CsrTensors(crow, col, w, A.shape), X) * G).sum().backward()
+        # d/dw_e of sum(G * (A X)) = G[row_e] . X[col_e], a dense (nnz,) gradient
+        rows = torch.repeat_interleave(torch.arange(A.shape[0]), crow.diff())
+        torch.testing.assert_close(w.grad, (G[rows] * X[col]).sum(1), rtol=1e-5, atol=1e-5)
+    assert torch_library.structures.preparations == before

@@ -131,3 +131,49 @@ def test_index_arrays_edited_in_place_are_seen_after_forget(index_dtype, dense):
     ops.forget(A)
     expected = sp.csr_matrix((A.data, A.indices, A.indptr), shape=A.shape) @ dense["X"]
     np.testing.assert_allclose(ops.spmm(A, dense["X"]), expected, rtol=1e-4, atol=1e-4)
+
+
+def _torch_csr(A, values):
+    return torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)),
+                                   torch.from_numpy(A.indices.astype(np.int64)), values, size=A.shape)
+
+
+def test_new_torch_tensors_on_the_same_index_tensors_see_their_own_values_and_indices(dense):
+    A = random_csr(40, 30, 0.2, 26)
+    crow = torch.from_numpy(A.indptr.astype(np.int64))
+    col = torch.from_numpy(A.indices.astype(np.int64))
+    X = torch.from_numpy(dense["X"])
+    for scale in (1.0, -3.0, 0.5):
+        values = torch.from_numpy(A.data * np.float32(scale))  # a new values tensor each time
+        At = torch.sparse_csr_tensor(crow, col, values, size=A.shape)
+        np.testing.assert_allclose(ops.spmm(At, X).numpy(), (A * scale) @ dense["X"], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(ops.sddmm(At, torch.from_numpy(dense["Xs"]), torch.from_numpy(dense["Y"])).values(),
+                                   _sddmm_ref(A * scale, dense["Xs"], dense["Y"]), rtol=1e-4, atol=1e-4)
+    # Index tensors edited in place, then a new tensor built on them: its own structure is used
+    # (torch gives each CSR tensor's index accessors a version counter of their own, so a
+    # preparation keyed on the index memory would not see this edit).
+    col.copy_((col + 3) % 30)
+    moved = sp.csr_matrix((A.data, (A.indices + 3) % 30, A.indptr), shape=A.shape)
+    At = torch.sparse_csr_tensor(crow, col, torch.from_numpy(A.data.copy()), size=A.shape)
+    np.testing.assert_allclose(ops.spmm(At, X).numpy(), moved @ dense["X"], rtol=1e-4, atol=1e-4)
+
+
+def test_torch_results_come_prepared_and_without_warnings(dense):
+    import warnings
+
+    A = random_csr(40, 30, 0.2, 27)
+    A.sum_duplicates()
+    At = _torch_csr(A, torch.from_numpy(A.data.copy()))
+    X = torch.from_numpy(dense["Xs"])
+    Y = torch.from_numpy(dense["Y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when a CSR tensor's checks are off implicitly
+        scores = ops.sddmm(At, X, Y)
+        before = ops.prepared.preparations
+        weights = ops.softmax(scores)
+        out = ops.spmm(weights, Y)
+    assert ops.prepared.preparations == before  # sddmm's and softmax's results share A's preparation
+    assert weights.crow_indices().data_ptr() != At.crow_indices().data_ptr()  # results own their indices
+    S = sp.csr_matrix((_sddmm_ref(A, dense["Xs"], dense["Y"]), A.indices, A.indptr), shape=A.shape)
+    expected = sp.csr_matrix((_softmax_ref(S), A.indices, A.indptr), shape=A.shape) @ dense["Y"]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
