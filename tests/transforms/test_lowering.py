@@ -177,7 +177,35 @@ def test_unstored_coordinate_lookup_is_visible_in_stage2():
 def test_write_to_unstored_coordinate_is_dropped():
     _, f2, _ = _lowered("csr_to_bsr")
     text = f2.script()
-    assert "if csr_to_bsr1_JO_pos0[vj] >= 0:" in text
+    # The block row i // 4 is not provably below mb (another parameter): that store is guarded too.
+    assert "if vi // 4 < mb and csr_to_bsr1_JO_pos0[vj] >= 0:" in text
+
+
+def test_dense_coordinates_outside_their_axis_are_guarded():
+    _, f2, _ = _lowered("rgcn_homogeneous")
+    text = f2.script()
+    # The relation of each edge is data: W is read only for relations inside its axis.
+    assert "T.if_then_else(ETYPE[vi, vj] >= 0 and ETYPE[vi, vj] < num_rel, W[ETYPE[vi, vj], vfi, vfo], T.float32(0))" in text
+    # Iterators of an axis index a buffer over the same extent without a guard.
+    _, f2, _ = _lowered("csr_spmm")
+    assert "if_then_else" not in f2.script()
+    _, f2, _ = _lowered("bsr_spmm")  # vio * 4 + vii < mb * 4 is proven from vio < mb, vii < 4
+    assert "if_then_else" not in f2.script() and " if " not in f2.script()
+
+
+def test_relations_outside_the_weights_read_zero():
+    w = WORKLOADS["rgcn_homogeneous"]
+    inputs = w.make_inputs(np.random.default_rng(8), "random")
+    bad = inputs["etype"].copy()
+    bad[::3] = inputs["num_rel"] + 5
+    bad[1::5] = -7
+    inputs["etype"] = bad
+    kernel = sparsetir.build(_stage1("rgcn_homogeneous"))
+    kernel(*[inputs[p] for p in w.params])  # no out-of-bounds read, whatever the relation ids say
+    keep = (bad >= 0) & (bad < inputs["num_rel"])
+    expected = w.reference({**inputs, "a": np.where(keep, inputs["a"], 0).astype(np.float32),
+                            "etype": np.where(keep, bad, 0).astype(np.int32)})
+    np.testing.assert_allclose(inputs["y"], expected["y"], rtol=2e-5, atol=2e-5)
 
 
 def test_fused_iteration_is_one_loop_over_nnz():

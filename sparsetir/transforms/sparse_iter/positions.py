@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..._tvm import Span, TensorLoad, Var, structural_equal, structural_map, tirx
+from ..._tvm import Span, TensorLoad, Var, structural_equal, structural_map, tirx, tvm
 from ...errors import LoweringError
 from ...ir.analysis import contains
 from ...ir.buffer import SparseBuffer
-from .context import Context, conjunction, substitute, where
+from .context import Context, conjunction, dtype_of, substitute, where
 from .search import Site, lookup
 
 
@@ -76,6 +76,9 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
         coord = coordinates(index, env)
         if axis.is_dense:
             pos.append(coord)
+            guard = _bounds_guard(index, coord, axis, env)
+            if guard is not None:
+                guards.append(guard)
             continue
         if site is None:
             raise LoweringError(
@@ -86,6 +89,39 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
         pos.append(found)
         guards.append(found >= 0)
     return pos, guards
+
+
+def _bounds_guard(index: Any, coord: Any, axis: Any, env: dict) -> Optional[Any]:
+    """``0 <= coord < length`` for a dense-axis access whose index is not provably inside the
+    axis (an index map's ``io * 4 + ii`` past the last row, a coordinate read from data), or
+    None when it is: every iterator lies in ``[0, length)`` of its own axis (sparse coordinates
+    are checked against that at the call), and the analyzer proves the rest. A read outside the
+    axis is then zero and a write is dropped, as for an unstored sparse coordinate."""
+    analyzer = tvm.sym.Analyzer()
+    for var, bound in env.items():
+        if isinstance(var, Var):
+            analyzer.bind(var, tvm.ir.Range.from_min_extent(tirx.const(0, dtype_of(bound.axis.length)),
+                                                            bound.axis.length))
+    length = axis.length if dtype_of(axis.length) == dtype_of(index) else tirx.Cast(dtype_of(index), axis.length)
+    low = analyzer.can_prove(index >= 0)
+    high = analyzer.can_prove(index < length)
+    if not (low and high):  # the interval of the index, with symbolic ends: (m - 1) * 4 + 3 < m * 4
+        interval = analyzer.int_set(index)
+        low = low or _proves(analyzer, lambda: interval.min_value >= 0)
+        high = high or _proves(analyzer, lambda: interval.max_value < length)
+    if low and high:
+        return None
+    length = axis.length if dtype_of(axis.length) == dtype_of(coord) else tirx.Cast(dtype_of(coord), axis.length)
+    conditions = ([] if low else [coord >= tirx.const(0, dtype_of(coord))]) + ([] if high else [coord < length])
+    return conjunction(conditions)
+
+
+def _proves(analyzer: Any, condition: Any) -> bool:
+    """Whether the analyzer proves ``condition()`` (False when an interval end is unbounded)."""
+    try:
+        return bool(analyzer.can_prove(condition()))
+    except Exception:  # an infinite interval end does not form a comparison
+        return False
 
 
 def coordinates(expr: Any, env: dict) -> Any:

@@ -42,5 +42,5 @@ def csr_to_bsr(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle, in
                     T.reads(csr_to_bsr1_JO_pos0[vj], A[vi, vj], J_indices[vi, vj])
                     T.writes(B[vi // 4, csr_to_bsr1_JO_pos0[vj], vi % 4, J_indices[vi, vj] % 4])
                     T.sblock_attr({"sparse": True})
-                    if csr_to_bsr1_JO_pos0[vj] >= 0:
+                    if vi // 4 < mb and csr_to_bsr1_JO_pos0[vj] >= 0:
                         B[vi // 4, csr_to_bsr1_JO_pos0[vj], vi % 4, J_indices[vi, vj] % 4] = A[vi, vj]

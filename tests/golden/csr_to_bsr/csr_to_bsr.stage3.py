@@ -32,5 +32,5 @@ def csr_to_bsr(a: T.Buffer(("nnz",), "float32"), b: T.Buffer(("nnzb", 4, 4), "fl
                     T.reads(csr_to_bsr1_JO_pos0[vj], a[indptr[vi] + vj], indices[indptr[vi] + vj])
                     T.writes(b[indptr_b[vi // 4] + csr_to_bsr1_JO_pos0[vj], vi % 4, indices[indptr[vi] + vj] % 4])
                     T.sblock_attr({"sparse": True})
-                    if csr_to_bsr1_JO_pos0[vj] >= 0:
+                    if vi // 4 < mb and csr_to_bsr1_JO_pos0[vj] >= 0:
                         b[indptr_b[vi // 4] + csr_to_bsr1_JO_pos0[vj], vi % 4, indices[indptr[vi] + vj] % 4] = a[indptr[vi] + vj]

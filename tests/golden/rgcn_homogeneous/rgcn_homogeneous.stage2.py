@@ -18,7 +18,7 @@ def rgcn_homogeneous(a: T.handle, etype: T.handle, w: T.handle, x: T.handle, y: 
     for i, fo in T.grid(m, feat_out):
         with T.sblock("rgcn_homogeneous0"):
             vi, vfo = T.axis.remap("SS", [i, fo])
-            T.reads(J_indptr[vi:vi + 2], Y[vi, vfo], A[vi, 0:n], W[0:num_rel, 0:feat_in, vfo], ETYPE[vi, 0:n], X[0:n, 0:feat_in], J_indices[vi, 0:n])
+            T.reads(J_indptr[vi:vi + 2], Y[vi, vfo], A[vi, 0:n], ETYPE[vi, 0:n], W[0:num_rel, 0:feat_in, vfo], X[0:n, 0:feat_in], J_indices[vi, 0:n])
             T.writes(Y[vi, vfo])
             T.sblock_attr({"sparse": True})
             Y[vi, vfo] = T.float32(0)
@@ -26,7 +26,7 @@ def rgcn_homogeneous(a: T.handle, etype: T.handle, w: T.handle, x: T.handle, y: 
                 with T.sblock("rgcn_homogeneous1"):
                     vj = T.axis.reduce(n, j)
                     vfi = T.axis.reduce(feat_in, fi)
-                    T.reads(Y[vi, vfo], A[vi, vj], W[ETYPE[vi, vj], vfi, vfo], ETYPE[vi, vj], X[J_indices[vi, vj], vfi], J_indices[vi, vj])
+                    T.reads(Y[vi, vfo], A[vi, vj], ETYPE[vi, vj], W[ETYPE[vi, vj], vfi, vfo], X[J_indices[vi, vj], vfi], J_indices[vi, vj])
                     T.writes(Y[vi, vfo])
                     T.sblock_attr({"sparse": True})
-                    Y[vi, vfo] = Y[vi, vfo] + A[vi, vj] * W[ETYPE[vi, vj], vfi, vfo] * X[J_indices[vi, vj], vfi]
+                    Y[vi, vfo] = Y[vi, vfo] + A[vi, vj] * T.if_then_else(ETYPE[vi, vj] >= 0 and ETYPE[vi, vj] < num_rel, W[ETYPE[vi, vj], vfi, vfo], T.float32(0)) * X[J_indices[vi, vj], vfi]

@@ -8,7 +8,7 @@ def rgcn_homogeneous(a: T.Buffer(("nnz",), "float32"), etype: T.Buffer((nnz,), "
     for i, fo in T.grid(m, feat_out):
         with T.sblock("rgcn_homogeneous0"):
             vi, vfo = T.axis.remap("SS", [i, fo])
-            T.reads(indptr[0:m + 1], y[vi, vfo], a[0:nnz], w[0:num_rel, 0:feat_in, vfo], etype[0:nnz], x[0:n, 0:feat_in], indices[0:nnz])
+            T.reads(indptr[0:m + 1], y[vi, vfo], a[0:nnz], etype[0:nnz], w[0:num_rel, 0:feat_in, vfo], x[0:n, 0:feat_in], indices[0:nnz])
             T.writes(y[vi, vfo])
             T.sblock_attr({"sparse": True})
             y[vi, vfo] = T.float32(0.0)
@@ -16,7 +16,7 @@ def rgcn_homogeneous(a: T.Buffer(("nnz",), "float32"), etype: T.Buffer((nnz,), "
                 with T.sblock("rgcn_homogeneous1"):
                     vj = T.axis.reduce(n, j)
                     vfi = T.axis.reduce(feat_in, fi)
-                    T.reads(y[vi, vfo], a[indptr[vi] + vj], w[etype[indptr[vi] + vj], vfi, vfo], etype[indptr[vi] + vj], x[indices[indptr[vi] + vj], vfi], indices[indptr[vi] + vj])
+                    T.reads(y[vi, vfo], a[indptr[vi] + vj], etype[indptr[vi] + vj], w[etype[indptr[vi] + vj], vfi, vfo], x[indices[indptr[vi] + vj], vfi], indices[indptr[vi] + vj])
                     T.writes(y[vi, vfo])
                     T.sblock_attr({"sparse": True})
-                    y[vi, vfo] = y[vi, vfo] + a[indptr[vi] + vj] * w[etype[indptr[vi] + vj], vfi, vfo] * x[indices[indptr[vi] + vj], vfi]
+                    y[vi, vfo] = y[vi, vfo] + a[indptr[vi] + vj] * T.if_then_else(etype[indptr[vi] + vj] >= 0 and etype[indptr[vi] + vj] < num_rel, w[etype[indptr[vi] + vj], vfi, vfo], T.float32(0.0)) * x[indices[indptr[vi] + vj], vfi]
