@@ -27,13 +27,14 @@ from .ir import (
 )
 from .script import parse, parse_file
 from .ir.stage2 import Stage2Function
-from .transforms import lower_sparse_buffer, lower_sparse_iter
+from .transforms import FormatRewriteRule, extract_preprocess, format_decompose, lower_sparse_buffer, lower_sparse_iter
 from .driver import build
 from .schedule import Schedule, replay
 from .runtime.parallel import num_threads, set_num_threads
 
 __all__ = [
     "ArgumentError",
+    "FormatRewriteRule",
     "InternalError",
     "LoweringError",
     "Schedule",
@@ -47,6 +48,8 @@ __all__ = [
     "__version__",
     "assert_structural_equal",
     "build",
+    "extract_preprocess",
+    "format_decompose",
     "lower_sparse_buffer",
     "lower_sparse_iter",
     "num_threads",

@@ -56,10 +56,19 @@ def file_text(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def decomposition_texts() -> Iterator[tuple[Path, str]]:
+    """(golden path, stage-I script) of every decomposition of ``tests/transforms/decompositions.py``."""
+    sys.path.insert(0, str(ROOT / "tests" / "transforms"))
+    import decompositions
+
+    for name in decompositions.RULES:
+        yield GOLDEN / "format_decompose" / f"{name}.stage1.py", file_text(decompositions.decomposed(name).script())
+
+
 def main() -> None:
     written = 0
-    for example, name, stage, text in texts():
-        path = golden_path(example, name, stage)
+    outputs = [(golden_path(example, name, stage), text) for example, name, stage, text in texts()]
+    for path, text in outputs + list(decomposition_texts()):
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
