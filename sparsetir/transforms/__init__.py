@@ -6,6 +6,9 @@ from .flatten_sparse_buffers import flatten_sparse_buffers
 from .entry import lower_sparse_buffer, lower_sparse_iter
 from .extract_preprocess import extract_preprocess
 from .format_decompose import FormatRewriteRule, format_decompose
+from .atomic_updates import lower_atomic_updates
+from .horizontal_fusion import horizontal_fusion
+from .partition import partition_rows
 from .pipeline import PASSES, lower, stage_of, steps
 
 __all__ = [
@@ -16,9 +19,12 @@ __all__ = [
     "extract_preprocess",
     "flatten_sparse_buffers",
     "format_decompose",
+    "horizontal_fusion",
+    "lower_atomic_updates",
     "lower",
     "lower_sparse_buffer",
     "lower_sparse_iter",
+    "partition_rows",
     "stage_of",
     "steps",
 ]

@@ -20,18 +20,47 @@ from __future__ import annotations
 
 from typing import Sequence, Union
 
-from .._tvm import Var, s_tir, structural_map, tirx
+from .._tvm import Var, s_tir, structural_map, structural_walk, tirx
 from ..errors import LoweringError
 from ..ir.stage2 import PARTITIONS_ATTR, Stage2Function
 
 
+def _chain(loop: "tirx.For") -> tuple[list, object]:
+    """The perfectly nested loops from ``loop`` down, and what they wrap."""
+    chain = []
+    node = loop
+    while isinstance(node, tirx.For):
+        chain.append(node)
+        node = node.body
+    return chain, node
+
+
+def _chain_tops(body: object, wanted: list[str]) -> list[Var]:
+    """The loop variables of the outermost loops whose perfect nest ends at a wanted block."""
+    heads: list[tirx.For] = []
+
+    def visit(node: object) -> bool:
+        if isinstance(node, tirx.For):
+            _, inner = _chain(node)
+            if isinstance(inner, s_tir.SBlockRealize) and str(inner.block.name_hint) in wanted:
+                heads.append(node)
+        return True
+
+    structural_walk(body, visit)
+    inside = [lp.loop_var for head in heads for lp in _chain(head)[0][1:]]  # loops below another head
+    return [h.loop_var for h in heads if not any(h.loop_var.same_as(v) for v in inside)]
+
+
 def partition_rows(f2: Stage2Function, block_name: Union[str, Sequence[str]], parts_param_name: str = "part",
-                   count_param_name: str = "P", parallel: bool = False) -> Stage2Function:
+                   count_param_name: str = "P", parallel: bool = False, separate: bool = False) -> Stage2Function:
     """``f2`` with the loop directly above block ``block_name`` split into ``P`` chunks ``Part[t]:Part[t+1]``.
 
     ``block_name`` may list several blocks (the row blocks of consecutive iterations over the
     same rows, e.g. a kernel's main part and its tail): each of their loops is split at the
     same boundaries, and they share the two new parameters. Their loops must have one extent.
+    With ``separate``, each block's loop gets boundaries of its own, a parameter
+    ``<parts_param_name>_<block>`` (in the order the blocks are listed), and the loops may have
+    different extents; they still share ``P`` (``horizontal_fusion`` then merges the chunk loops).
 
     The loop must be a serial loop starting at 0 (the loop LowerSparseIter emits over a dense
     axis). The caller guarantees ``Part`` is a valid partition of that loop's range; the kernel
@@ -49,41 +78,58 @@ def partition_rows(f2: Stage2Function, block_name: Union[str, Sequence[str]], pa
         if new_name in names:
             raise LoweringError(f"partition_rows: '{f2.name}' already has a parameter named '{new_name}'")
     count = tirx.Var(count_param_name, "int32")
-    part = tirx.decl_buffer((count + 1,), "int32", name=parts_param_name, layout=None)
+    part_names = {name: f"{parts_param_name}_{name}" if separate else parts_param_name for name in wanted}
+    for new_name in set(part_names.values()) - {parts_param_name}:
+        if new_name in names:
+            raise LoweringError(f"partition_rows: '{f2.name}' already has a parameter named '{new_name}'")
+    part_buffers = {part_name: tirx.decl_buffer((count + 1,), "int32", name=part_name, layout=None)
+                    for part_name in dict.fromkeys(part_names.values())}
     found = []
-    extents: list[str] = []
+    extents: dict[str, str] = {}
+    tops = _chain_tops(prim.body, wanted)
 
     def on_for(loop: "tirx.For") -> "tirx.For":
-        realize = loop.body
-        if not (isinstance(realize, s_tir.SBlockRealize) and str(realize.block.name_hint) in wanted):
+        if not any(loop.loop_var.same_as(v) for v in tops):
             return loop
+        chain, realize = _chain(loop)
         name = str(realize.block.name_hint)
-        if not (isinstance(loop.min, tirx.IntImm) and int(loop.min.value) == 0):
-            raise LoweringError(f"partition_rows: the loop above '{name}' does not start at 0")
-        if loop.kind != tirx.ForKind.SERIAL:
-            raise LoweringError(f"partition_rows: the loop above '{name}' is not serial")
-        if not isinstance(loop.extent, (tirx.IntImm, Var)):
+        # The row loop: the first loop of the nest that runs more than once (an iteration over a
+        # dense axis of extent 1, such as ELL's O, comes before it and moves inside the chunks).
+        index = next((k for k, lp in enumerate(chain) if not (isinstance(lp.extent, tirx.IntImm)
+                                                                and int(lp.extent.value) == 1)), len(chain) - 1)
+        units, row_loop, rest = chain[:index], chain[index], chain[index + 1:]
+        if not (isinstance(row_loop.min, tirx.IntImm) and int(row_loop.min.value) == 0):
+            raise LoweringError(f"partition_rows: the row loop above '{name}' does not start at 0")
+        if any(lp.kind != tirx.ForKind.SERIAL for lp in chain):
+            raise LoweringError(f"partition_rows: the loops above '{name}' are not serial")
+        if not isinstance(row_loop.extent, (tirx.IntImm, Var)):
             raise LoweringError(
                 f"partition_rows: the loop above '{name}' must run to a parameter or a constant, "
-                f"not {loop.extent}"
+                f"not {row_loop.extent}"
             )
-        extents.append(str(loop.extent.value) if isinstance(loop.extent, tirx.IntImm) else str(loop.extent.name))
+        extents[name] = str(row_loop.extent.value) if isinstance(row_loop.extent, tirx.IntImm) else str(row_loop.extent.name)
+        part = part_buffers[part_names[name]]
         t = tirx.Var("t", "int32")
-        inner = tirx.Var(str(loop.loop_var.name), "int32")
+        inner = tirx.Var(str(row_loop.loop_var.name), "int32")
         start = tirx.BufferLoad(part, [t])
         row = start + inner
 
         def on_var(var: Var) -> Var:
-            return row if var.same_as(loop.loop_var) else var
+            return row if var.same_as(row_loop.loop_var) else var
 
         values = [structural_map(v, [(Var, on_var)]) for v in realize.iter_values]
         predicate = structural_map(realize.predicate, [(Var, on_var)])
         body = s_tir.SBlockRealize(values, predicate, realize.block)
+        for lp in reversed(rest):
+            body = tirx.For(lp.loop_var, structural_map(lp.min, [(Var, on_var)]),
+                            structural_map(lp.extent, [(Var, on_var)]), lp.kind, body)
         extent = tirx.BufferLoad(part, [t + 1]) - start
-        chunk = tirx.For(inner, 0, extent, tirx.ForKind.SERIAL, body)
+        body = tirx.For(inner, 0, extent, tirx.ForKind.SERIAL, body)
+        for lp in reversed(units):
+            body = tirx.For(lp.loop_var, lp.min, lp.extent, lp.kind, body)
         found.append(name)
         kind = tirx.ForKind.PARALLEL if parallel else tirx.ForKind.SERIAL
-        return tirx.For(t, 0, count, kind, chunk)
+        return tirx.For(t, 0, count, kind, body)
 
     body = structural_map(prim.body, [(tirx.For, on_for)])
     for name in wanted:
@@ -92,17 +138,20 @@ def partition_rows(f2: Stage2Function, block_name: Union[str, Sequence[str]], pa
                 f"partition_rows: expected one loop directly above block '{name}' in '{f2.name}', "
                 f"found {found.count(name)}"
             )
-    if len(set(extents)) > 1:
+    if not separate and len(set(extents.values())) > 1:
         raise LoweringError(
             f"partition_rows: the loops above {', '.join(repr(n) for n in wanted)} run to different "
-            f"extents ({', '.join(extents)}); one partition cannot split them"
+            f"extents ({', '.join(extents.values())}); one partition cannot split them"
         )
-    params = list(prim.params) + [part, count]
+    new_parts = list(part_buffers.values())
+    params = list(prim.params) + new_parts + [count]
     new = tirx.PrimFunc(params, body, prim.ret_type)
     attrs = dict(prim.attrs) if prim.attrs is not None else {}
     # the kernel checks the boundaries like an indptr: count + 1 entries from 0 up to the extent
     partitions = [list(p) for p in attrs.get(PARTITIONS_ATTR, [])]
-    attrs[PARTITIONS_ATTR] = partitions + [[parts_param_name, count_param_name, extents[0]]]
+    checks = {part_names[name]: extents[name] for name in wanted}
+    attrs[PARTITIONS_ATTR] = partitions + [[part, count_param_name, extent] for part, extent in checks.items()]
     for key, value in attrs.items():
         new = new.with_attr(key, value)
-    return Stage2Function(new, list(f2.axes), list(f2.buffers), list(f2.param_names) + [parts_param_name, count_param_name])
+    return Stage2Function(new, list(f2.axes), list(f2.buffers),
+                          list(f2.param_names) + [str(b.name) for b in new_parts] + [count_param_name])
