@@ -131,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--stage", choices=["1", "2", "3", "code"], default="1", help="what to print (default: 1)"
     )
     show.add_argument("--func", metavar="NAME", help="only this function of the file")
+    show.add_argument(
+        "--passes",
+        action="store_true",
+        help="print the program after every pass of the pipeline, with the time each took "
+        "(instead of one --stage)",
+    )
 
     explore = commands.add_parser(
         "explore",
