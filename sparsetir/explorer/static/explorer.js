@@ -129,7 +129,7 @@
   }
 
   function stepItem(number, text, badge) {
-    const item = el("li", { "data-step": number, title: text, onclick: () => goTo(number, true) },
+    const item = el("li", { "data-step": number, title: text, onclick: () => { if (number) showDiff({ kind: "step", index: number - 1 }, number); else goTo(0, true); } },
       el("span", { class: "num" }, String(number)), el("span", { class: "what" }, text), el("span", { class: "badge" }, badge));
     if (number === state.view) item.classList.add("current");
     if (number && state.diff && state.diff.kind === "step" && state.diff.index === number - 1) item.classList.add("selected");
@@ -281,8 +281,9 @@
     render();
   }
 
-  function showDiff(what) {
+  function showDiff(what, viewNumber) {
     state.diff = what;
+    if (viewNumber !== undefined) state.view = viewNumber;
     if (!state.kinds.slice(0, state.count).includes("diff")) state.kinds[state.count - 1] = "diff";
     render();
   }
