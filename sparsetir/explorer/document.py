@@ -94,7 +94,11 @@ class _Panes:
     def program(self, program: Any) -> Pane:
         """The pane of a program at stage I, II or III."""
         if id(program) not in self.programs:
-            self.programs[id(program)] = (program, Pane.of_listing(listing(program), "python", self.home))
+            try:
+                pane = Pane.of_listing(listing(program), "python", self.home)
+            except SparseTIRError as err:  # a program a schedule made that its stage cannot print
+                pane = Pane.missing(f"Printing the program failed: {err}")
+            self.programs[id(program)] = (program, pane)
         return self.programs[id(program)][1]
 
     def to_json(self) -> tuple[dict[str, Any], list[str]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..errors import ScriptError, SparseTIRError
+from ..ir import structural_equal
 from ..schedule import History, Schedule
 from ..script import parse
 from ..trace import home_of
@@ -103,11 +104,10 @@ def explore(program: Any, *, target: str = "llvm", code: Optional[str] = None,
         program, history = program.initial, program.history
     home = home_of(program)
     text = source if source is not None else "".join(linecache.getlines(home)) if home else ""
-    script = _editable(text, home, pipeline.function_name(program), history, target, code)
-    if script is not None and _same_program(script, program):
+    script = _script_of(program, text, home, history, target, code)
+    if script is not None:
         return script.explore()
-    document = build_document(program, text, history, target=target, code=code)
-    return Exploration(document, None)
+    return Exploration(build_document(program, text, history, target=target, code=code))
 
 
 def explore_file(path: Union[str, Path], func: Optional[str] = None, schedule: Optional[Union[str, Path]] = None,
@@ -133,24 +133,19 @@ def _functions(parsed: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {pipeline.function_name(parsed): parsed}
 
 
-def _editable(text: str, home: Optional[str], name: str, history: Optional[History], target: str,
-              code: Optional[str]) -> Optional[Script]:
-    """The script to recompile edits of: the file's text, when the whole file is a script."""
+def _script_of(program: Any, text: str, home: Optional[str], history: Optional[History], target: str,
+               code: Optional[str]) -> Optional[Script]:
+    """The script to recompile edits of: the file's text, when the whole file is a script and its
+    function of that name is ``program`` itself (not a program lowered from it)."""
     if not text or not home:
         return None
     try:
         found = _functions(parse(text, home))
     except ScriptError:
         return None  # a Python module holding a decorated function: shown, not editable
-    return Script(text, home, name, history, target, code) if name in found else None
-
-
-def _same_program(script: Script, program: Any) -> bool:
-    """Whether the script's function is ``program`` itself (not a program lowered from it)."""
-    from ..ir import structural_equal
-
-    found = _functions(parse(script.text, script.name))
-    try:
-        return structural_equal(found[script.func], program)
-    except (SparseTIRError, TypeError):
-        return False
+    name = pipeline.function_name(program)
+    if name not in found or pipeline.stage_of(found[name]) != pipeline.stage_of(program):
+        return None
+    if not structural_equal(found[name], program):
+        return None
+    return Script(text, home, name, history, target, code)

@@ -160,7 +160,7 @@
 
   function renderLines(body, p, used) {
     if (p.note && !p.lines.length) {
-      body.append(el("p", { class: "note" + (p.note.includes("failed") ? " bad" : "") }, p.note));
+      body.append(el("p", { class: "note" + (/failed/.test(p.note) ? " bad" : "") }, p.note));
       return;
     }
     const rows = el("div", { class: "rows hl" });
@@ -303,7 +303,7 @@
   }
 
   function renderEditor() {
-    const wrap = el("div", { class: "editor-wrap", style: "display:flex;flex-direction:column;flex:1;min-height:0" });
+    const wrap = el("div", { class: "editor-wrap" });
     const gutter = el("pre", { class: "gutter", "aria-hidden": "true" });
     const area = el("textarea", { spellcheck: "false", "aria-label": "script" });
     area.value = state.draft;
