@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from .._tvm import s_tir, structural_walk, tirx
 from ..ir.function import SparseFunction
-from ..ir.stage2 import Stage2Function
+from ..ir.stage2 import AXES_ATTR, Stage2Function
 from ..script.printer import FunctionPrinter
 from ..script.stage2_printer import Stage2Printer
 from .fill import fill_spans
@@ -38,6 +38,10 @@ class Listing:
 
     text: str
     origins: tuple[tuple[Location, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.origins) != len(self.text.splitlines()):
+            raise ValueError(f"a listing of {len(self.text.splitlines())} lines has {len(self.origins)} origins")
 
     @property
     def lines(self) -> list[str]:
@@ -60,7 +64,7 @@ def listing(program: Any) -> Listing:
     program = fill_spans(program)
     if isinstance(program, SparseFunction):
         return _Stage1Lines(program).listing()
-    if isinstance(program, tirx.PrimFunc) and program.attrs is not None and "sparsetir.axes" in program.attrs:
+    if isinstance(program, tirx.PrimFunc) and program.attrs is not None and AXES_ATTR in program.attrs:
         program = Stage2Function.from_func(program)
     if isinstance(program, Stage2Function):
         return _Stage2Lines(program).listing()
@@ -113,6 +117,8 @@ class _Watch:
 
 
 class _Stage1Lines(_Watch, FunctionPrinter):
+    """The stage-I printer, watched."""
+
     def __init__(self, func: SparseFunction):
         super().__init__(func)
         self.start_watching(func)
@@ -132,6 +138,8 @@ class _Stage1Lines(_Watch, FunctionPrinter):
 
 
 class _Stage2Lines(_Watch, Stage2Printer):
+    """The stage-II printer, watched."""
+
     def __init__(self, f2: Stage2Function):
         super().__init__(f2)
         self.start_watching(f2)
