@@ -1,7 +1,8 @@
 """sparsetir: a sparse tensor compiler for Python, built on Apache TVM.
 
 Write sparse kernels as scripts (``from sparsetir.script import tir as T``), lower them through
-three stages to TVM TensorIR, schedule them, and build them for CPU or GPU.
+three stages to TVM TensorIR, schedule them, build them for CPU or GPU, and look at every
+stage side by side with ``sparsetir.explore``.
 """
 
 __version__ = "0.1.0"
@@ -31,6 +32,7 @@ from .transforms import FormatRewriteRule, extract_preprocess, format_decompose,
 from .driver import build
 from .schedule import Schedule, replay
 from .runtime.parallel import num_threads, set_num_threads
+from .explorer import explore
 
 __all__ = [
     "ArgumentError",
@@ -48,6 +50,7 @@ __all__ = [
     "__version__",
     "assert_structural_equal",
     "build",
+    "explore",
     "extract_preprocess",
     "format_decompose",
     "lower_sparse_buffer",

@@ -132,18 +132,46 @@ def build_parser() -> argparse.ArgumentParser:
         "--stage", choices=["1", "2", "3", "code"], default="1", help="what to print (default: 1)"
     )
     show.add_argument("--func", metavar="NAME", help="only this function of the file")
+    show.add_argument(
+        "--passes",
+        action="store_true",
+        help="print the program after every pass of the pipeline, with the time each took "
+        "(instead of one --stage)",
+    )
 
     explore = commands.add_parser(
         "explore",
         help="open the explorer: every stage side by side, linked to the script",
-        description="Serve the explorer on 127.0.0.1 for a script file: each compiler stage "
-        "side by side, every line linked to the script line it came from, and the program "
-        "after every schedule step.",
+        description="The explorer for a script file: the script, stage I, II and III and the "
+        "generated code side by side, every line linked to the script lines it came from, the "
+        "passes of the pipeline with their diffs, and the program after every schedule step. "
+        "It is served on 127.0.0.1 only, where the script can be edited and recompiled; --html "
+        "writes one self-contained page instead. Schedule steps come from a history file "
+        "(data, never Python): --schedule, or NAME.schedule.json beside the script.",
     )
     explore.add_argument("file", metavar="FILE", help="a sparse script (.py)")
+    explore.add_argument("--func", metavar="NAME", help="the function to show (default: the file's first)")
     explore.add_argument(
-        "--html", metavar="OUT", help="write a static single-file HTML report to OUT instead"
+        "--schedule",
+        metavar="JSON",
+        help="a schedule history to replay, as sch.history.to_json() writes it "
+        "(default: FILE's NAME.schedule.json, if there is one)",
     )
+    explore.add_argument(
+        "--target", default="llvm", metavar="TARGET", help="generate code for llvm (the host CPU, default) or cuda"
+    )
+    explore.add_argument(
+        "--code",
+        choices=["ll", "asm", "cuda"],
+        help="the generated code to show: LLVM IR (default on CPU), assembly, or CUDA (default on GPU)",
+    )
+    explore.add_argument(
+        "--html", metavar="OUT", help="write one self-contained HTML page to OUT instead of serving"
+    )
+    explore.add_argument(
+        "--port", type=int, default=0, metavar="N", help="the port on 127.0.0.1 to serve on (default: any free one)"
+    )
+    explore.add_argument("--no-browser", action="store_true", help="do not open a browser on the page")
 
     cache = commands.add_parser(
         "cache",

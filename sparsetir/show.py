@@ -3,7 +3,8 @@
 Stage 1 is the script as the compiler reads it back (printed from the IR, so it is also a check
 that the file means what it says). Stages 2 and 3 are the lowered programs with every line
 annotated with the script line(s) it came from (``# <- lines 26, 29``); ``code`` is what TVM
-generates for the host CPU (LLVM IR).
+generates for the host CPU (LLVM IR). ``--passes`` prints the program after every pass of the
+pipeline instead, each under a header naming the pass (as MLIR's ``print-ir-after-all``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any, Optional
 from .driver import build
 from .errors import SparseTIRError, ScriptError
 from .script import parse_file
-from .trace.spans import annotate
+from .trace.listing import listing
+from .trace.passes import record_passes
 from .transforms import pipeline
 
 STAGES = ("1", "2", "3", "code")
+STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
         for k, func in enumerate(functions):
             if k:
                 print()
-            print(render(func, args.stage, home=args.file), end="")
+            text = render_passes(func, home=args.file) if args.passes else render(func, args.stage, home=args.file)
+            print(text, end="")
     except ScriptError as err:
         print(err.render(), file=sys.stderr)
         return 1
@@ -49,7 +53,19 @@ def render(func: Any, stage: str, home: Optional[str] = None) -> str:
             raise SparseTIRError(f"{func.name} is a stage-II script; there is no stage I to show")
         return _ending(func.script())
     lowered = pipeline.lower(func, until=int(stage))
-    return _ending(annotate(lowered.script(), lowered, home))
+    return _ending(listing(lowered).annotated(home))
+
+
+def render_passes(func: Any, home: Optional[str] = None) -> str:
+    """The program after every pass of the pipeline, each under a ``# ---- after NAME`` header."""
+    parts = []
+    for record in record_passes(func):
+        header = (f"# ---- after {record.name} (stage {STAGE_NAMES[record.stage_after]}, "
+                  f"{record.seconds * 1e3:.1f} ms) ----")
+        parts.append(header + "\n" + _ending(listing(record.after).annotated(home)))
+    if not parts:
+        return f"# {pipeline.function_name(func)} is at stage III: no pass left to run\n"
+    return "\n".join(parts)
 
 
 def _functions(path: str, name: Optional[str]) -> list[Any]:

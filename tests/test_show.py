@@ -65,8 +65,11 @@ def test_a_statement_points_at_its_own_line(capsys):
     _, out, _ = show(capsys, str(path), "--stage", "3")
     zero = next(ln for ln in out.splitlines() if "= T.float32(0.0)" in ln)
     accumulate = next(ln for ln in out.splitlines() if "c[vi, vk] = c[vi, vk] +" in ln)
-    assert zero.endswith(f"# <- lines {header}, {init}")
-    assert accumulate.endswith(f"# <- lines {header}, {update}")
+    # a store points at its own statement; the block around it at the iteration and that statement
+    assert zero.endswith(f"# <- line {init}")
+    assert accumulate.endswith(f"# <- line {update}")
+    init_block = next(ln for ln in out.splitlines() if 'T.sblock("csr_spmm1_init")' in ln)
+    assert init_block.endswith(f"# <- lines {header}, {init}")
 
 
 def test_code_is_the_generated_llvm(capsys):
@@ -104,3 +107,25 @@ def test_script_errors_are_located(capsys, tmp_path):
 def test_missing_file(capsys, tmp_path):
     code, _, err = show(capsys, str(tmp_path / "absent.py"))
     assert code == 1 and "absent.py" in err
+
+
+def test_passes_prints_the_program_after_every_pass(capsys):
+    from sparsetir.transforms.pipeline import PASSES
+
+    code, out, err = show(capsys, str(EXAMPLE_DIR / "csr_spmm.py"), "--passes")
+    assert code == 0, err
+    headers = [ln for ln in out.splitlines() if ln.startswith("# ---- after ")]
+    assert [h.split()[3] for h in headers] == [p.name for p in PASSES]
+    assert all(re.search(r"\(stage (II|III), \d+\.\d ms\) ----$", h) for h in headers)
+    assert "(stage II," in headers[0] and "(stage III," in headers[-1]
+    # each program is the one the pipeline writes, annotated like --stage 2/3
+    last = out[out.index(headers[-1]) + len(headers[-1]) + 1:]
+    _, stage3, _ = show(capsys, str(EXAMPLE_DIR / "csr_spmm.py"), "--stage", "3")
+    assert last == stage3
+
+
+def test_passes_of_a_stage_iii_program_say_there_are_none():
+    from sparsetir.show import render_passes
+
+    stage3 = sparsetir.lower_sparse_buffer(sparsetir.lower_sparse_iter(sparsetir.parse_file(EXAMPLE_DIR / "csr_spmm.py")))
+    assert render_passes(stage3) == "# csr_spmm is at stage III: no pass left to run\n"

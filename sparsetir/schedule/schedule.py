@@ -58,8 +58,14 @@ class Schedule:
 
     def __init__(self, func: Any, *, round_trip: bool = True):
         self.round_trip = round_trip
+        self._initial = func
         self._stage, self._func, self._tvm = _start(func)
         self.history = History(self._checked_script(), stage=self._stage)
+
+    @property
+    def initial(self) -> Any:
+        """The function this schedule started from; ``replay(sch.initial, sch.history)`` is ``sch.func``."""
+        return self._initial
 
     @property
     def stage(self) -> int:

@@ -1,19 +1,21 @@
-"""Source spans across stages: the block → script-line table and line annotation.
+"""Source spans: reading them, merging them, and the block → script-line table.
 
-TVM drops spans on loops and blocks (tvm027.md §6), so LowerSparseIter records, in the
-``sparsetir.spans`` PrimFunc attribute, the script lines of every block it creates; stage III
-keeps the attribute. ``annotate`` uses it to tag each printed stage-II/III line.
+A statement's span is a TVM ``Span`` (one place in the script) or a ``SequentialSpan`` (several
+places that merged into it). TVM drops spans on loops and blocks (tvm027.md §6), so
+LowerSparseIter also records, in the ``sparsetir.spans`` PrimFunc attribute, the script lines of
+every block it creates; stage III keeps the attribute, and ``fill.fill_spans`` turns it back
+into statement spans after every pass.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
-from .._tvm import SequentialSpan, Span
+from .._tvm import SequentialSpan, SourceName, Span
 from ..ir.stage2 import SPANS_ATTR
-_BLOCK = re.compile(r"""T\.s?block\(\s*["']([^"']+)["']""")
-_ALLOC = re.compile(r"^\s*(\w+) = T\.(?:sblock_)?alloc_buffer\(")
+
+#: block-name endings TVM's primitives and our passes add to a block they derive from another
+DERIVED_SUFFIXES = ("_init", "_update", "_rf", "_local", "_shared", "_global")
 
 
 def span_locations(span: Any) -> list[tuple[str, int]]:
@@ -43,12 +45,14 @@ def span_table(func: Any) -> dict[str, list[str]]:
     return {str(k): [str(x) for x in v] for k, v in attrs[SPANS_ATTR].items()}
 
 
-def _lookup(table: dict[str, list[str]], block: str) -> list[str]:
+def block_lines(table: dict[str, list[Any]], block: str) -> list[Any]:
+    """A block's entry in the table; a block a primitive derived from another (``X_init``,
+    ``X_update``, ``X_rf``, ``X_local``...) gets the entry of the block it came from."""
     name = block
     while name:
         if name in table:
             return table[name]
-        for suffix in ("_init", "_update", "_rf", "_local", "_shared", "_global"):
+        for suffix in DERIVED_SUFFIXES:
             if name.endswith(suffix):
                 name = name[: -len(suffix)]
                 break
@@ -57,7 +61,7 @@ def _lookup(table: dict[str, list[str]], block: str) -> list[str]:
     return []
 
 
-def _owner(table: dict[str, list[str]], buffer: str) -> list[str]:
+def buffer_lines(table: dict[str, list[str]], buffer: str) -> list[str]:
     """Lines of a root allocation: its own entry, else the block whose name prefixes it."""
     if buffer in table:
         return table[buffer]
@@ -65,52 +69,48 @@ def _owner(table: dict[str, list[str]], buffer: str) -> list[str]:
     return table[max(owners, key=len)] if owners else []
 
 
-def annotate(text: str, func: Any, home: Optional[str] = None) -> str:
-    """Append ``# <- file:line`` to each line of a printed stage-II/III function.
-
-    A block line and every line inside it get the block's script lines (the lines of a
-    ``T.init()`` body get the init's own, when recorded); a loop line gets the lines of the
-    first block below it. Locations in ``home`` (the script being shown) print as bare line
-    numbers: ``# <- lines 26, 29``.
-    """
-    table = span_table(func)
-    lines = text.splitlines()
-    stack: list[tuple[int, str]] = []
-    out = []
-    for k, line in enumerate(lines):
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        while stack and indent <= stack[-1][0] and stripped:
-            stack.pop()
-        where: list[str] = []
-        m = _BLOCK.search(line)
-        if m:
-            stack.append((indent, m.group(1)))
-            where = _lookup(table, m.group(1))
-        elif stripped.startswith("for "):
-            for nxt in lines[k + 1 :]:
-                m2 = _BLOCK.search(nxt)
-                if m2:
-                    where = _lookup(table, m2.group(1))
-                    break
-        elif stripped.startswith("with T.init()") and stack:
-            stack.append((indent, stack[-1][1] + "_init"))
-            where = _lookup(table, stack[-1][1])
-        elif stack and stripped and not stripped.startswith("#"):
-            where = _lookup(table, stack[-1][1])
-        elif _ALLOC.match(line):
-            where = _owner(table, _ALLOC.match(line).group(1))
-        out.append(f"{line}  # <- {_where_text(where, home)}" if where else line)
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+def text_span(text: str) -> Optional[Span]:
+    """The ``Span`` of one ``file:line`` table entry (column 1: the table keeps lines only)."""
+    name, _, line = text.rpartition(":")
+    if not name or not line.isdigit():
+        return None
+    return Span(SourceName(name), int(line), int(line), 1, 1)
 
 
-def _where_text(where: list[str], home: Optional[str]) -> str:
-    if home is None:
-        return ", ".join(where)
-    prefix = home + ":"
-    local = [w[len(prefix) :] for w in where if w.startswith(prefix)]
-    other = [w for w in where if not w.startswith(prefix)]
-    parts = []
-    if local:
-        parts.append(("line " if len(local) == 1 else "lines ") + ", ".join(local))
+def merge_spans(spans: Iterable[Any]) -> Any:
+    """One span for what several sources merged into: ``None``, a ``Span``, or a ``SequentialSpan``
+    of every distinct line, in order of first appearance (parts of ``SequentialSpan``s flattened)."""
+    parts: list[Span] = []
+    seen: set[tuple[str, int]] = set()
+    for span in spans:
+        for part in _parts(span):
+            key = span_locations(part)[0]
+            if key not in seen:
+                seen.add(key)
+                parts.append(part)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else SequentialSpan(parts)
+
+
+def last_span(span: Any) -> Optional[Span]:
+    """The most specific part of a span: itself, or the last part of a ``SequentialSpan``."""
+    parts = _parts(span)
+    return parts[-1] if parts else None
+
+
+def where_text(locations: Iterable[tuple[str, int]], home: Optional[str]) -> str:
+    """``lines 25, 28`` for locations in ``home``; other files as ``file:line``."""
+    locations = list(locations)
+    local = [str(line) for line in sorted({line for name, line in locations if name == home})]
+    other = list(dict.fromkeys(f"{name}:{line}" for name, line in locations if name != home))
+    parts = [("line " if len(local) == 1 else "lines ") + ", ".join(local)] if local else []
     return ", ".join(parts + other)
+
+
+def _parts(span: Any) -> list[Span]:
+    if span is None:
+        return []
+    parts = list(span.spans) if isinstance(span, SequentialSpan) else [span]
+    return [p for p in parts if isinstance(p, Span) and p.source_name is not None]
+

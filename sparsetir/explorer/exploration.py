@@ -1,0 +1,151 @@
+"""``sparsetir.explore``: what the explorer shows for one function, as a page, a file or a server.
+
+Where the schedule steps come from: a ``Schedule`` passed to ``explore`` brings its history; a
+script file brings none by itself, since a schedule is Python code and the explorer never runs
+Python it is given. A file's schedule is data instead: a history as ``sch.history.to_json()``
+writes it, named with ``--schedule`` or found beside the script as ``NAME.schedule.json``. Its
+steps are replayed through ``Schedule.apply_step``, which accepts only the primitives it lists.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from ..errors import ScriptError, SparseTIRError
+from ..ir import structural_equal
+from ..schedule import History, Schedule
+from ..script import parse
+from ..trace import home_of
+from ..transforms import pipeline
+from .document import build_document
+from .page import render_page
+
+SIDECAR_SUFFIX = ".schedule.json"
+
+
+@dataclass(frozen=True)
+class Script:
+    """A script as the explorer compiles it: its text, the file name its spans use, the function
+    to show, the schedule history to replay on it, and the target and code format."""
+
+    text: str
+    name: str
+    func: Optional[str] = None
+    history: Optional[History] = None
+    target: str = "llvm"
+    code: Optional[str] = None
+
+    def explore(self, text: Optional[str] = None, func: Optional[str] = None) -> "Exploration":
+        """The exploration of ``func`` (default: this script's, else its first function) in
+        ``text`` (default: this script's), read only by the allow-list parser: a ``ScriptError``
+        (with line and column) when the text is not a script or has no such function."""
+        text = self.text if text is None else text
+        found = _functions(parse(text, self.name))
+        if func is not None and func not in found:
+            raise ScriptError(f"the script has no function {func!r}; it has {', '.join(found)}", self.name)
+        wanted = func or self.func
+        name = wanted if wanted in found else next(iter(found))  # an edit may rename the function
+        script = replace(self, text=text)
+        script = replace(script, func=name)
+        document = build_document(found[name], script.text, script.history, target=script.target, code=script.code,
+                                  functions=list(found), editable=True)
+        return Exploration(document, script)
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """The explorer's view of one function: its document, and the script to recompile edits
+    of (``None`` when there is no script file to edit: the page is then read-only)."""
+
+    document: dict[str, Any]
+    script: Optional[Script] = None
+
+    def html(self, served: bool = False) -> str:
+        """The self-contained page (``served``: as the server sends it, with editing)."""
+        document = self.document if served and self.script else {**self.document, "editable": False}
+        return render_page(document, served=served)
+
+    def save(self, path: Union[str, Path]) -> Path:
+        """Write the page to ``path``: one file that opens offline in any browser."""
+        path = Path(path)
+        path.write_text(self.html(), encoding="utf-8")
+        return path
+
+    def serve(self, port: int = 0, open_browser: bool = True) -> None:
+        """Serve the page on 127.0.0.1 (``port`` 0: any free port) until interrupted; the
+        script can be edited and recompiled in the page when there is one."""
+        from .server import serve
+
+        serve(self, port=port, open_browser=open_browser)
+
+    def _repr_html_(self) -> str:
+        # Jupyter: the page in an iframe, so that its style and script stay its own.
+        return (f'<iframe srcdoc="{html.escape(self.html(), quote=True)}" '
+                'style="width:100%;height:720px;border:1px solid #ddd;border-radius:6px"></iframe>')
+
+
+def explore(program: Any, *, target: str = "llvm", code: Optional[str] = None,
+            source: Optional[str] = None) -> Exploration:
+    """The explorer for a program: every stage side by side, each line linked to its script lines.
+
+    ``program`` is a ``sparsetir.Schedule`` (its steps are shown, and every pane as of each
+    step), or a function at stage I, II or III. ``target`` is what to generate code for
+    (``"llvm"``: the host CPU; ``"cuda"``), ``code`` its format (``"ll"``, ``"asm"``,
+    ``"cuda"``). The script text comes from the file the function was written in; pass it as
+    ``source`` when that file cannot be read. In Jupyter the result shows itself; elsewhere
+    ``.save(path)`` writes the page and ``.serve()`` opens it from a local server.
+    """
+    history = None
+    if isinstance(program, Schedule):
+        program, history = program.initial, program.history
+    home = home_of(program)
+    text = source if source is not None else "".join(linecache.getlines(home)) if home else ""
+    script = _script_of(program, text, home, history, target, code)
+    if script is not None:
+        return script.explore()
+    return Exploration(build_document(program, text, history, target=target, code=code))
+
+
+def explore_file(path: Union[str, Path], func: Optional[str] = None, schedule: Optional[Union[str, Path]] = None,
+                 target: str = "llvm", code: Optional[str] = None) -> Exploration:
+    """The explorer for a script file: ``func`` (default: its first function), with the schedule
+    history in ``schedule`` or, when not given, in ``NAME.schedule.json`` beside it, if any."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    sidecar = Path(schedule) if schedule is not None else path.with_suffix(SIDECAR_SUFFIX)
+    history = None
+    if schedule is not None or sidecar.is_file():
+        try:
+            history = History.from_json(sidecar.read_text(encoding="utf-8"))
+        except (ValueError, KeyError, TypeError) as err:
+            raise SparseTIRError(f"{sidecar}: not a schedule history written by sch.history.to_json() ({err})") from err
+    found = _functions(parse(text, str(path)))
+    if func is not None and func not in found:
+        raise SparseTIRError(f"{path} has no function {func!r}; it has {', '.join(found)}")
+    return Script(text, str(path), func, history, target, code).explore()
+
+
+def _functions(parsed: Any) -> dict[str, Any]:
+    return parsed if isinstance(parsed, dict) else {pipeline.function_name(parsed): parsed}
+
+
+def _script_of(program: Any, text: str, home: Optional[str], history: Optional[History], target: str,
+               code: Optional[str]) -> Optional[Script]:
+    """The script to recompile edits of: the file's text, when the whole file is a script and its
+    function of that name is ``program`` itself (not a program lowered from it)."""
+    if not text or not home:
+        return None
+    try:
+        found = _functions(parse(text, home))
+    except ScriptError:
+        return None  # a Python module holding a decorated function: shown, not editable
+    name = pipeline.function_name(program)
+    if name not in found or pipeline.stage_of(found[name]) != pipeline.stage_of(program):
+        return None
+    if not structural_equal(found[name], program):
+        return None
+    return Script(text, home, name, history, target, code)

@@ -1,0 +1,137 @@
+"""The explorer's document and page: every stage, the code, the passes and the schedule steps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import sparsetir
+from sparsetir.explorer import Exploration, explore
+from sparsetir.explorer.document import build_document, step_text
+from sparsetir.explorer.page import render_page
+from sparsetir.schedule import Schedule
+from sparsetir.transforms import pipeline
+from explorer_helpers import example_function, example_history, example_text, line_of, page_document, pane_text
+
+
+@pytest.fixture(scope="module")
+def document():
+    return build_document(example_function(), example_text(), example_history())
+
+
+def _origins(document, pane_id, needle):
+    pane = document["panes"][pane_id]
+    rows = pane_text(document, pane_id).splitlines()
+    return next(pane["origins"][k] for k, row in enumerate(rows) if needle in row)
+
+
+def test_a_view_per_step_with_every_stage_and_the_code(document):
+    history = example_history()
+    assert len(document["views"]) == len(history) + 1
+    assert [s["text"].split("(")[0] for s in document["steps"]] == [s.primitive for s in history]
+    assert document["start_stage"] == "I" and document["steps_note"] is None and document["steps_error"] is None
+    for view in document["views"]:
+        for kind in ("stage1", "stage2", "stage3", "code"):
+            assert document["panes"][view[kind]]["lines"], kind
+    first, last = document["views"][0], document["views"][-1]
+    assert [p["name"] for p in first["passes"]] == [p.name for p in pipeline.PASSES]
+    assert last["passes"] == []  # at stage III nothing is left to run
+    assert "define" in pane_text(document, first["code"])
+    assert "T.vectorized" in pane_text(document, last["stage3"]) and "T.parallel" in pane_text(document, last["stage3"])
+    assert "T.vectorized" not in pane_text(document, first["stage3"])
+
+
+def test_lines_are_linked_to_the_script(document):
+    view = document["views"][0]
+    update, init, header = line_of("C[i, k] = C[i, k] +"), line_of("T.float32(0)"), line_of("T.sp_iter")
+    assert _origins(document, view["stage3"], "c[vi, vk] = c[vi, vk] +") == [update]
+    assert _origins(document, view["stage2"], 'T.sblock("csr_spmm1")') == [header, update]
+    code = document["panes"][view["code"]]
+    assert {n for o in code["origins"] for n in o} == {init, update}
+    script = document["panes"][document["script"]]
+    assert script["origins"][update - 1] == [update]
+
+
+def test_diffs_of_passes_and_steps(document):
+    split = document["steps"][1]
+    assert split["text"] == 'split(loop=loop("csr_spmm1", 1), factors=[None, 8], preserve_unit_iters=True, disable_predication=False)'
+    assert split["stage"] == "II"
+    added = [document["lines"][line] for op, line, _ in split["diff"] if op == "+"]
+    assert any("k_1" in line for line in added)
+    assert split["diff"][0][0] == "@" and split["diff"][0][1].startswith("@@ -")
+    decompose = document["views"][0]["passes"][1]
+    assert decompose["name"] == "auto_decompose_reduction" and decompose["stages"] == ["II", "II"]
+    assert any("csr_spmm1_init" in document["lines"][line] for op, line, _ in decompose["diff"] if op == "+")
+    unchanged = document["views"][0]["passes"][2]  # bound_cache_extents: nothing to bound here
+    assert unchanged["diff"] == []
+
+
+def test_a_program_that_starts_at_stage_ii_has_no_stage_i():
+    stage2 = sparsetir.lower_sparse_iter(example_function())
+    exploration = explore(stage2)
+    doc = exploration.document
+    assert doc["start_stage"] == "II" and not doc["editable"]
+    view = doc["views"][0]
+    assert doc["panes"][view["stage1"]]["note"] == "The program starts at stage II: there is no stage I."
+    assert [p["name"] for p in view["passes"]] == [p.name for p in pipeline.PASSES if p.reads == 2]
+    assert "c[vi, vk] = c[vi, vk] +" in pane_text(doc, view["stage3"])
+    assert doc["steps_note"].startswith("No schedule steps")
+
+
+def test_explore_a_schedule_shows_its_steps_and_is_editable_from_its_file():
+    func = sparsetir.parse_file("examples/csr_spmm.py")
+    sch = Schedule(func)
+    sch.lower_sparse_iter()
+    sch.parallel(sch.get_loops(sch.get_sblock("csr_spmm0"))[0])
+    exploration = explore(sch)
+    assert [s["primitive"] for s in exploration.document["steps"]] == ["lower_sparse_iter", "parallel"]
+    assert exploration.script is not None and exploration.script.name == "examples/csr_spmm.py"
+    assert "T.parallel" in pane_text(exploration.document, exploration.document["views"][-1]["stage2"])
+
+
+def test_a_program_parsed_from_text_needs_its_source_given():
+    text = example_text()
+    func = sparsetir.parse(text)  # "<script>": no file to read the text from
+    assert explore(func).document["panes"][explore(func).document["script"]]["note"] == "the script text is not available"
+    given = explore(func, source=text)
+    assert pane_text(given.document, given.document["script"]).splitlines()[0] == text.splitlines()[0]
+
+
+def test_cuda_code_for_a_gpu_target():
+    sch = Schedule(example_function(), round_trip=False)
+    sch.lower_sparse_iter()
+    (i,) = sch.get_loops(sch.get_sblock("csr_spmm0"))
+    sch.bind(i, "blockIdx.x")
+    j, k = sch.get_loops(sch.get_sblock("csr_spmm1"))
+    sch.bind(k, "threadIdx.x")
+    doc = build_document(sch.initial, example_text(), sch.history, target="cuda")
+    assert doc["code_format"] == "cuda"
+    last, first = doc["views"][-1], doc["views"][0]
+    assert "__global__" in pane_text(doc, last["code"])
+    assert doc["panes"][first["code"]]["note"].startswith("Code generation for cuda failed")  # nothing bound yet
+
+
+def test_step_text_names_handles():
+    history = example_history()
+    assert step_text(history[0]) == "lower_sparse_iter()"
+    assert step_text(history[2]) == 'reorder(ordered_loops=[loop("csr_spmm1", 1), loop("csr_spmm1", 0), loop("csr_spmm1", 2)])'
+
+
+def test_the_page_loads_nothing_and_no_script_text_can_end_its_data():
+    text = example_text().replace("# C = A @ B", "# </script><script>alert(1)</script> C = A @ B")
+    func = sparsetir.parse(text, "examples/csr_spmm.py")
+    page = Exploration(build_document(func, text)).html()
+    assert page.count("</script>") == 2  # the data element and the app, nothing from the script
+    assert "alert(1)" in page_document(page)["script_text"]
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert "default-src 'none'" in csp and "connect-src" not in csp
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)
+    assert "@import" not in page and "url(" not in page
+
+
+def test_the_jupyter_view_is_the_page_in_an_iframe():
+    exploration = Exploration(build_document(example_function(), example_text()))
+    frame = exploration._repr_html_()
+    assert frame.startswith("<iframe srcdoc=\"") and "&lt;!DOCTYPE html&gt;" in frame
+    assert render_page(exploration.document).startswith("<!DOCTYPE html>")
