@@ -1,0 +1,104 @@
+"""The stage-I scripts of ``ops.spmm`` on other formats than CSR.
+
+They compute on a format's structure (``sparsetir.formats``: BSR blocks, ELL buckets), built once
+per sparse structure, but read the values from the caller's own CSR value array ``D`` through a
+position map ``S`` that the conversion also built: the stored slot ``s`` holds ``D[S[s]]``, and a
+slot that stands for no entry (a zero cell of a block, a padding slot) has ``S = -1``. A call
+therefore converts nothing: it passes the matrix's current values, as the CSR kernels do, and a
+matrix whose values change between calls (an attention matrix) still costs no preprocess per
+call. (``format_decompose`` is the compiler's general form: its preprocess iterations copy values
+into the new formats; these scripts fold that copy into the compute as a gather.)
+
+A padding slot contributes nothing at all (its product is selected away, not multiplied by 0),
+so a non-finite entry of ``X`` in a padding column cannot turn into NaN. A zero cell of a BSR
+block is a stored zero, as in SciPy's BSR: ``0 * inf`` there is NaN.
+"""
+
+from __future__ import annotations
+
+from ..ir.function import SparseFunction
+from ..script import parse
+from ..script import tir as T
+
+
+def bsr_gather_spmm_script(block: int, feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B for A in BSR (``block`` x ``block`` blocks, values gathered from CSR values ``D``).
+
+    The block's rows are iterated inside the block-column loop (``[IO, JO, II, JI, K]``), so a
+    schedule can keep all ``block`` output rows of a block row in registers and use each loaded
+    row of B for all of them (``cpu_recipes.schedule_bsr_blocked``). C and B are the padded
+    matrices: ``mb * block`` rows and ``nb * block`` rows.
+    """
+
+    @T.prim_func
+    def bsr_spmm(data: T.handle, src: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
+                 mb: T.int32, nb: T.int32, nnzb: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_bsr_gather_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        IO = T.dense_fixed(mb)
+        JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")
+        II = T.dense_fixed(block)
+        JI = T.dense_fixed(block)
+        NZ = T.dense_fixed(nnz)
+        M = T.dense_fixed(mb * block)
+        N = T.dense_fixed(nb * block)
+        K = T.dense_fixed(feat)
+        S = T.match_sparse_buffer(src, (IO, JO, II, JI), "int32")
+        D = T.match_sparse_buffer(data, (NZ,), dtype)
+        B = T.match_sparse_buffer(b, (N, K), dtype)
+        C = T.match_sparse_buffer(c, (M, K), dtype)
+        with T.sp_iter([IO, JO, II, JI, K], "SRSRS", "bsr") as [io, jo, ii, ji, k]:
+            with T.init():
+                C[io * block + ii, k] = 0.0
+            C[io * block + ii, k] = C[io * block + ii, k] + D[S[io, jo, ii, ji]] * B[jo * block + ji, k]
+
+    return bsr_spmm
+
+
+def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B for A as ELL buckets of the given ``widths``, values gathered from ``D``.
+
+    One iteration sets C to 0 (``zero``), then one per bucket ``w`` adds each ELL row's products
+    into its row of C: ``C[R_w[i], k] += D[S_w[i, j]] * B[J_w[i, j], k]`` over the ``w`` slots of
+    ELL row ``i`` (``rows_w`` of them; a long row of A is several ELL rows). Written as text and
+    parsed, since the number of buckets varies.
+    """
+    head = ["data: T.handle", "b: T.handle", "c: T.handle"]
+    decls, body = [], []
+    for w in widths:
+        head += [f"rows_{w}: T.handle", f"cols_{w}: T.handle", f"src_{w}: T.handle", f"nrows_{w}: T.int32"]
+        decls += [
+            f"    R{w} = T.dense_fixed(nrows_{w})",
+            f"    J{w} = T.sparse_fixed(R{w}, (n, {w}), cols_{w}, \"int32\", sorted=False)",
+            f"    ROW_{w} = T.match_sparse_buffer(rows_{w}, (R{w},), \"int32\")",
+            f"    SRC_{w} = T.match_sparse_buffer(src_{w}, (R{w}, J{w}), \"int32\")",
+        ]
+        body += [
+            f"    with T.sp_iter([R{w}, J{w}, K], \"SRS\", \"ell_{w}\") as [i, j, k]:",
+            f"        C[ROW_{w}[i], k] = C[ROW_{w}[i], k] + T.if_then_else(SRC_{w}[i, j] >= 0, "
+            f"D[SRC_{w}[i, j]] * B[j, k], T.cast(0, \"{dtype}\"))",
+        ]
+    head += ["m: T.int32", "n: T.int32", "nnz: T.int32"]
+    text = "\n".join([
+        "from sparsetir.script import tir as T",
+        "",
+        "",
+        "@T.prim_func",
+        f"def hybrid_spmm({', '.join(head)}) -> None:",
+        '    T.func_attr({"global_symbol": "ops_hybrid_spmm", "tir.noalias": True, "sparse_tir_level": 2})',
+        "    I = T.dense_fixed(m)",
+        "    N = T.dense_fixed(n)",
+        f"    K = T.dense_fixed({feat})",
+        "    NZ = T.dense_fixed(nnz)",
+        *decls,
+        f"    D = T.match_sparse_buffer(data, (NZ,), \"{dtype}\")",
+        f"    B = T.match_sparse_buffer(b, (N, K), \"{dtype}\")",
+        f"    C = T.match_sparse_buffer(c, (I, K), \"{dtype}\")",
+        "    with T.sp_iter([I, K], \"SS\", \"zero\") as [i, k]:",
+        f"        C[i, k] = T.cast(0, \"{dtype}\")",
+        *body,
+        "",
+    ])
+    return parse(text, f"<ops hybrid spmm {widths} x {feat} {dtype}>")
+
+
+__all__ = ["bsr_gather_spmm_script", "hybrid_spmm_script"]
