@@ -1,0 +1,181 @@
+"""Splitting rows into padded ELL pieces: the one bucketing routine behind ``Hybrid``, ``Ell``
+and ``PaddedCsr``.
+
+The columns are split into ``col_parts`` equal ranges of ``ceil(n / col_parts)`` columns (the
+last shorter). Within a range, a row's entries (contiguous, since canonical rows are sorted)
+form a *segment*. A segment of L entries becomes ``L // W`` pieces of ``W = widths[-1]`` entries
+and, when ``L % W`` entries remain, one remainder piece; every piece goes to the bucket of the
+smallest width that holds it, in its column range. A bucket is an ELL array: one row of
+``width`` slots per piece, the piece's entries first, then padding.
+
+Padding slots hold value 0 and a column the original row does not store, so that reading the
+matrix at a padding coordinate gives 0: the smallest such column inside the piece's column range
+(with one range, the smallest column the row does not store). When the row stores every column
+of the range there is none; the piece's last real column is used and ``pad_absent`` is False.
+
+Slots are numbered bucket after bucket in (column range, width) order, pieces in order within a
+bucket (rows non-decreasing, the pieces of one row in column order), ``width`` slots per piece.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from ..runtime.csr_checks import fail
+from .csr import Csr
+from .vectorized import divmod_pow2, entry_rows, index_dtype, offsets, run_ids, run_starts, stable_counting_order
+
+
+@dataclass(frozen=True, eq=False)
+class EllPart:
+    """One ELL bucket: the pieces of ``width`` slots of column range ``partition``."""
+
+    #: Index of the column range (0 when columns are not split).
+    partition: int
+    #: Slots per ELL row.
+    width: int
+    #: (r,) the original row of each ELL row, non-decreasing.
+    rows: np.ndarray
+    #: (r, width) the column of each slot; padding slots after ``counts[i]`` (see the module).
+    indices: np.ndarray
+    #: (r,) the real entries of each ELL row.
+    counts: np.ndarray
+    #: The bucket's first slot in the owner's flat value array.
+    offset: int
+
+    @property
+    def slots(self) -> int:
+        """Number of slots (ELL rows times width)."""
+        return self.rows.shape[0] * self.width
+
+    def take(self, flat: np.ndarray) -> np.ndarray:
+        """This bucket's (r, width) view of the owner's flat value array ``flat``."""
+        return flat[self.offset:self.offset + self.slots].reshape(self.rows.shape[0], self.width)
+
+    def row_bounds(self, boundaries: np.ndarray) -> np.ndarray:
+        """Where each of the row-id ``boundaries`` starts in ``rows``: ELL rows
+        ``[out[t], out[t + 1])`` are those of original rows ``[boundaries[t], boundaries[t + 1])``."""
+        return np.searchsorted(self.rows, boundaries, side="left").astype(np.int32)
+
+
+@dataclass(frozen=True, eq=False)
+class Pieces:
+    """The result of ``split_rows``: buckets, where each canonical entry went, padding flag."""
+
+    buckets: tuple[EllPart, ...]
+    #: (nnz,) the slot of each entry of the canonical CSR.
+    slot_of_entry: np.ndarray
+    #: The column of every slot (the buckets' ``indices`` are views of it).
+    indices: np.ndarray
+    slots: int
+    pad_absent: bool
+
+
+def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
+    """The ELL pieces of canonical ``csr`` (see the module), ``widths`` increasing."""
+    m, n = csr.shape
+    nnz = csr.slots
+    cols = csr.indices
+    nw = len(widths)
+    span = -(-n // col_parts) if n else 0  # columns per range
+    rows = entry_rows(csr.indptr)
+    if col_parts > 1 and nnz:
+        part, _ = divmod_pow2(cols, span)
+        seg_flags = run_starts(rows, part)
+    else:
+        part = None
+        seg_flags = run_starts(rows)
+    seg_start = np.flatnonzero(seg_flags)
+    seg_len = np.diff(np.append(seg_start, nnz))
+    seg_row = rows[seg_start]
+    seg_part = part[seg_start] if part is not None else np.zeros(seg_start.shape[0], np.int32)
+    seg_first = seg_part.astype(np.int64) * span  # first column of the segment's range
+
+    # The smallest column of the range the row does not store: the entries at the segment's
+    # start that store first, first + 1, ... (columns strictly increase) are counted.
+    expected = np.repeat(seg_first - seg_start, seg_len) + np.arange(nnz)
+    stores_prefix = np.zeros(nnz + 1, np.int64)
+    np.cumsum(cols == expected, out=stores_prefix[1:])
+    absent = seg_first + stores_prefix[seg_start + seg_len] - stores_prefix[seg_start]
+    seg_full = absent >= np.minimum(seg_first + span, n)
+
+    widest = widths[-1]
+    full_pieces, remainder = np.divmod(seg_len, widest)
+    piece_count = full_pieces + (remainder > 0)
+    piece_seg = np.repeat(np.arange(seg_start.shape[0]), piece_count)
+    k = np.arange(piece_seg.shape[0]) - np.repeat(offsets(piece_count)[:-1], piece_count)
+    piece_start = seg_start[piece_seg] + k * widest
+    piece_len = np.minimum(widest, seg_len[piece_seg] - k * widest)
+    width_of = np.asarray(widths, np.int64)
+    piece_width_index = np.searchsorted(width_of, piece_len, side="left")
+    bucket = seg_part[piece_seg].astype(np.int64) * nw + piece_width_index
+
+    # Pieces are made in (row, range, column) order, which tiles the canonical entries; a
+    # stable counting sort by bucket lays them out (rows stay non-decreasing in each bucket).
+    bucket_count = col_parts * nw
+    order = stable_counting_order(bucket, bucket_count)
+    piece_width = width_of[piece_width_index]
+    sorted_bucket = bucket[order]
+    sorted_width = piece_width[order]
+    slot_base = np.zeros(order.shape[0], np.int64)
+    if order.size:
+        np.cumsum(sorted_width[:-1], out=slot_base[1:])
+    base = np.empty_like(slot_base)
+    base[order] = slot_base
+    slots = int(slot_base[-1] + sorted_width[-1]) if order.size else 0
+    slot_of_entry = (np.repeat(base - piece_start, piece_len) + np.arange(nnz)).astype(index_dtype(slots))
+
+    last_col = cols[piece_start + piece_len - 1]
+    full = seg_full[piece_seg]
+    pad = np.where(full, last_col, absent[piece_seg]).astype(np.int32)
+    padded = piece_len < piece_width
+    pad_absent = not bool(np.any(full & padded))
+    indices = np.repeat(pad[order], sorted_width)
+    indices[slot_of_entry] = cols
+
+    per_bucket = np.bincount(sorted_bucket, minlength=bucket_count)
+    first_piece = offsets(per_bucket)
+    piece_rows = seg_row[piece_seg][order]
+    piece_counts = piece_len[order].astype(np.int32)
+    buckets = []
+    offset = 0
+    for b in range(bucket_count):
+        lo, hi = int(first_piece[b]), int(first_piece[b + 1])
+        width = widths[b % nw]
+        size = (hi - lo) * width
+        buckets.append(EllPart(b // nw, width, piece_rows[lo:hi], indices[offset:offset + size].reshape(hi - lo, width),
+                               piece_counts[lo:hi], offset))
+        offset += size
+    return Pieces(tuple(buckets), slot_of_entry, indices, slots, pad_absent)
+
+
+def row_partition(buckets: tuple[EllPart, ...], rows: int, parts: int) -> np.ndarray:
+    """``parts + 1`` original-row boundaries splitting the rows into ranges of equal work, a
+    row's work being its slots in every bucket plus one (its output row is written even when
+    it is empty): boundary t is the first row whose work before it reaches ``total * t / parts``."""
+    if not isinstance(parts, (int, np.integer)) or isinstance(parts, bool) or parts < 1:
+        fail("parts", f"must be a positive integer, got {parts!r}")
+    work = np.ones(rows, np.int64)
+    for b in buckets:
+        if b.rows.size:
+            work += np.bincount(b.rows, minlength=rows) * b.width
+    prefix = offsets(work)
+    total = int(prefix[-1])
+    goals = -(-total * np.arange(parts + 1, dtype=np.int64) // parts)
+    return np.searchsorted(prefix, goals, side="left").astype(np.int32)
+
+
+def bucket_bounds(buckets: tuple[EllPart, ...], rows: int, parts: Union[int, np.ndarray]) -> np.ndarray:
+    """(buckets, P + 1): where each of P row ranges starts in each bucket's ``rows``; ``parts``
+    is P (ranges of equal work, ``row_partition``) or the P + 1 row-id boundaries themselves."""
+    if isinstance(parts, np.ndarray):
+        boundaries = parts
+        if boundaries.ndim != 1 or boundaries.size < 2 or np.any(boundaries[1:] < boundaries[:-1]) \
+                or boundaries[0] != 0 or boundaries[-1] != rows:
+            fail("parts", f"row boundaries must be a non-decreasing 1-D array from 0 to {rows}")
+    else:
+        boundaries = row_partition(buckets, rows, parts)
+    return np.stack([b.row_bounds(boundaries) for b in buckets]) if buckets else np.zeros((0, boundaries.size), np.int32)
