@@ -45,10 +45,8 @@ class Bsr(Format):
     def from_csr(cls, A: Any, blocksize: tuple[int, int]) -> "Bsr":
         """``A`` (any CSR input) in blocks of ``blocksize = (br, bc)``."""
         br, bc = _blocksize(blocksize)
-        csr = canonical(A)
-        rows = entry_rows(csr.indptr)
-        block_row, block_col, entry_block = _blocks(rows, csr.indices, br, bc, csr.shape[1])
-        return _assemble(csr, rows, csr.indices, None, block_row, block_col, entry_block, br, bc)
+        csr = canonical(A, copy=False)
+        return _assemble(csr, None, csr.indices, _blocks(csr.indptr, csr.indices, br, bc, csr.shape[1]), br, bc)
 
     @property
     def nnzb(self) -> int:
@@ -90,61 +88,85 @@ def decompose(A: Any, sizes: Sequence[int] = (32, 16, 4), min_density: float = 0
             or not 0.0 <= float(min_density) <= 1.0):
         fail("min_density", f"must be a number from 0 to 1 (the fraction of a block's cells that hold entries), "
                             f"got {min_density!r}")
-    csr = canonical(A)
-    rows, cols = entry_rows(csr.indptr), csr.indices
+    csr = canonical(A, copy=False)
+    m, n = csr.shape
+    rows = entry_rows(csr.indptr)
     remaining = np.arange(csr.slots, dtype=index_dtype(csr.slots))  # canonical entries not yet taken
     parts = []
     for i, b in enumerate(sizes):
-        sub_rows, sub_cols = rows[remaining], cols[remaining]
-        block_row, block_col, entry_block = _blocks(sub_rows, sub_cols, b, b, csr.shape[1])
-        if i + 1 < len(sizes):
-            taken = np.bincount(entry_block, minlength=block_row.shape[0]) >= float(min_density) * (b * b)
-            held = taken[entry_block]
-            renumber = run_ids(taken)  # new index of each taken block
-            parts.append(_assemble(csr, sub_rows[held], sub_cols[held], remaining[held], block_row[taken],
-                                   block_col[taken], renumber[entry_block[held]], b, b))
-            remaining = remaining[~held]
-        else:
-            parts.append(_assemble(csr, sub_rows, sub_cols, remaining, block_row, block_col, entry_block, b, b))
+        indptr = offsets(np.bincount(rows[remaining], minlength=m))
+        cols = csr.indices[remaining]
+        segments = _blocks(indptr, cols, b, b, n)
+        if i + 1 == len(sizes):
+            parts.append(_assemble(csr, remaining, cols, segments, b, b))
+            break
+        cells = np.bincount(segments.block, weights=segments.length, minlength=segments.block_row.shape[0])
+        taken = cells >= float(min_density) * (b * b)
+        seg_taken = taken[segments.block]
+        held = np.repeat(seg_taken, segments.length)
+        chosen = _Segments(segments.length[seg_taken], segments.row[seg_taken], run_ids(taken)[segments.block[seg_taken]],
+                           segments.block_row[taken], segments.block_col[taken])
+        parts.append(_assemble(csr, remaining[held], cols[held], chosen, b, b))
+        remaining = remaining[~held]
     return tuple(parts)
 
 
-def _blocks(rows: np.ndarray, cols: np.ndarray, br: int, bc: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The blocks holding entries at (rows, cols), in CSR order (rows non-decreasing, columns
-    increasing within a row): (block row, block column) of each block sorted by both, and the
-    block of each entry."""
-    block_row, _ = divmod_pow2(rows, br)
-    block_col, _ = divmod_pow2(cols, bc)
-    if br == 1:  # entries are already in block order
-        starts = run_starts(block_row, block_col)
-        return block_row[starts], block_col[starts], run_ids(starts)
-    # Consecutive entries of a row in one block form a segment; only segments are sorted,
-    # by (block row, block column), the stable sort merging the br rows of each block row.
-    seg = run_starts(rows, block_col)
-    seg_start = np.flatnonzero(seg)
-    seg_len = np.diff(np.append(seg_start, rows.shape[0]))
+@dataclass(frozen=True, eq=False)
+class _Segments:
+    """Runs of consecutive entries of one row in one block column, and the blocks they fill."""
+
+    #: (S,) entries in each segment; the segments tile the entries in order.
+    length: np.ndarray
+    #: (S,) the row of each segment.
+    row: np.ndarray
+    #: (S,) the block of each segment (an index into ``block_row``/``block_col``).
+    block: np.ndarray
+    #: (nnzb,) block row and block column of each block, sorted by both.
+    block_row: np.ndarray
+    block_col: np.ndarray
+
+
+def _blocks(indptr: np.ndarray, cols: np.ndarray, br: int, bc: int, n: int) -> _Segments:
+    """The blocks holding the entries of a CSR (columns increasing within rows), found from its
+    segments: only segments are sorted, by (block row, block column), a stable sort that merges
+    the ``br`` rows of each block row."""
+    nnz = cols.shape[0]
+    block_col = divmod_pow2(cols, bc)[0] if bc > 1 else cols
+    flags = np.empty(nnz, bool)
+    if nnz:
+        flags[0] = True
+        np.not_equal(block_col[1:], block_col[:-1], out=flags[1:])
+        flags[indptr[:-1][indptr[1:] > indptr[:-1]]] = True  # each row starts a segment
+    start = np.flatnonzero(flags)
+    length = np.diff(np.append(start, nnz))
+    row = entry_rows(indptr)[start]
+    seg_col = block_col[start]
+    if br == 1:  # segments are already in block order, one per block
+        return _Segments(length, row, np.arange(start.shape[0], dtype=index_dtype(start.shape[0])), row,
+                         np.ascontiguousarray(seg_col, np.int32))
     nb = -(-n // bc)
-    key = block_row[seg_start].astype(np.int64) * nb + block_col[seg_start]
+    seg_block_row = divmod_pow2(row, br)[0]
+    key = seg_block_row.astype(np.int64) * nb + seg_col
     order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    starts = run_starts(sorted_key)
-    seg_block = np.empty(seg_start.shape[0], index_dtype(seg_start.shape[0]))
-    seg_block[order] = run_ids(starts)
-    block_key = sorted_key[starts]
-    return (block_key // nb).astype(np.int32), (block_key % nb).astype(np.int32), np.repeat(seg_block, seg_len)
+    starts = run_starts(key[order])
+    block = np.empty(start.shape[0], index_dtype(start.shape[0]))
+    block[order] = run_ids(starts)
+    first = order[starts]  # the first segment of each block
+    return _Segments(length, row, block, seg_block_row[first], np.ascontiguousarray(seg_col[first], np.int32))
 
 
-def _assemble(csr: Csr, rows: np.ndarray, cols: np.ndarray, entries: Optional[np.ndarray], block_row: np.ndarray,
-              block_col: np.ndarray, entry_block: np.ndarray, br: int, bc: int) -> Bsr:
-    """The ``Bsr`` holding canonical entries ``entries`` (None: all) at (rows, cols) in the given
-    blocks."""
+def _assemble(csr: Csr, entries: Optional[np.ndarray], cols: np.ndarray, segments: _Segments, br: int, bc: int) -> Bsr:
+    """The ``Bsr`` of the canonical entries ``entries`` (None: all), whose columns are ``cols``,
+    tiled by ``segments``."""
     m, n = csr.shape
-    mb = -(-m // br)
-    nnzb = block_row.shape[0]
+    nnzb = segments.block_row.shape[0]
     slots = nnzb * br * bc
-    slot = entry_block.astype(index_dtype(slots)) * (br * bc)
-    slot += divmod_pow2(rows, br)[1] * bc
-    slot += divmod_pow2(cols, bc)[1]
+    # Slot of an entry: its block's first slot + its row in the block * bc + its column in it.
+    base = segments.block.astype(index_dtype(slots)) * (br * bc)
+    base += divmod_pow2(segments.row, br)[1] * bc
+    slot = np.repeat(base, segments.length)
+    if bc > 1:
+        slot += divmod_pow2(cols, bc)[1]
     data = np.zeros(slots, csr.data.dtype)
     if entries is None:
         data[slot] = csr.data
@@ -153,9 +175,10 @@ def _assemble(csr: Csr, rows: np.ndarray, cols: np.ndarray, entries: Optional[np
         data[slot] = csr.data[entries]
         slot_of_entry = np.full(csr.slots, -1, slot.dtype)
         slot_of_entry[entries] = slot
-    indptr = offsets(np.bincount(block_row, minlength=mb)).astype(np.int32)
-    return Bsr((br, bc), indptr, np.ascontiguousarray(block_col, np.int32), data.reshape(nnzb, br, bc), (m, n),
-               csr.dtype, csr.compose(slot_of_entry), slots, csr.injective)
+    entry_slot = csr.compose(slot_of_entry)
+    indptr = offsets(np.bincount(segments.block_row, minlength=-(-m // br))).astype(np.int32)
+    return Bsr((br, bc), indptr, segments.block_col, data.reshape(nnzb, br, bc), (m, n), csr.dtype, entry_slot, slots,
+               csr.injective, _scatter=Scatter.plan(entry_slot, slots, csr.injective, complete=entries is None))
 
 
 def _blocksize(blocksize: Any) -> tuple[int, int]:

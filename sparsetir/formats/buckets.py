@@ -25,8 +25,10 @@ from typing import Union
 import numpy as np
 
 from ..runtime.csr_checks import fail
+from .base import positive_int
 from .csr import Csr
-from .vectorized import divmod_pow2, entry_rows, index_dtype, offsets, run_ids, run_starts, stable_counting_order
+from .entries import Scatter
+from .vectorized import divmod_pow2, entry_rows, index_dtype, offsets, stable_counting_order
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,25 +83,9 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     cols = csr.indices
     nw = len(widths)
     span = -(-n // col_parts) if n else 0  # columns per range
-    rows = entry_rows(csr.indptr)
-    if col_parts > 1 and nnz:
-        part, _ = divmod_pow2(cols, span)
-        seg_flags = run_starts(rows, part)
-    else:
-        part = None
-        seg_flags = run_starts(rows)
-    seg_start = np.flatnonzero(seg_flags)
-    seg_len = np.diff(np.append(seg_start, nnz))
-    seg_row = rows[seg_start]
-    seg_part = part[seg_start] if part is not None else np.zeros(seg_start.shape[0], np.int32)
+    seg_start, seg_len, seg_row, seg_part = _segments(csr.indptr, cols, col_parts, span)
     seg_first = seg_part.astype(np.int64) * span  # first column of the segment's range
-
-    # The smallest column of the range the row does not store: the entries at the segment's
-    # start that store first, first + 1, ... (columns strictly increase) are counted.
-    expected = np.repeat(seg_first - seg_start, seg_len) + np.arange(nnz)
-    stores_prefix = np.zeros(nnz + 1, np.int64)
-    np.cumsum(cols == expected, out=stores_prefix[1:])
-    absent = seg_first + stores_prefix[seg_start + seg_len] - stores_prefix[seg_start]
+    absent = _absent_columns(cols, seg_start, seg_len, seg_first)
     seg_full = absent >= np.minimum(seg_first + span, n)
 
     widest = widths[-1]
@@ -118,7 +104,6 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     bucket_count = col_parts * nw
     order = stable_counting_order(bucket, bucket_count)
     piece_width = width_of[piece_width_index]
-    sorted_bucket = bucket[order]
     sorted_width = piece_width[order]
     slot_base = np.zeros(order.shape[0], np.int64)
     if order.size:
@@ -126,23 +111,22 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     base = np.empty_like(slot_base)
     base[order] = slot_base
     slots = int(slot_base[-1] + sorted_width[-1]) if order.size else 0
-    slot_of_entry = (np.repeat(base - piece_start, piece_len) + np.arange(nnz)).astype(index_dtype(slots))
+    slot_dtype = index_dtype(slots)
+    slot_of_entry = np.repeat((base - piece_start).astype(slot_dtype), piece_len)
+    slot_of_entry += np.arange(nnz, dtype=slot_dtype)
 
-    last_col = cols[piece_start + piece_len - 1]
     full = seg_full[piece_seg]
-    pad = np.where(full, last_col, absent[piece_seg]).astype(np.int32)
-    padded = piece_len < piece_width
-    pad_absent = not bool(np.any(full & padded))
+    pad = np.where(full, cols[piece_start + piece_len - 1], absent[piece_seg]).astype(np.int32)
+    pad_absent = not bool(np.any(full & (piece_len < piece_width)))
     indices = np.repeat(pad[order], sorted_width)
     indices[slot_of_entry] = cols
 
-    per_bucket = np.bincount(sorted_bucket, minlength=bucket_count)
-    first_piece = offsets(per_bucket)
+    first_piece = offsets(np.bincount(bucket, minlength=bucket_count))
     piece_rows = seg_row[piece_seg][order]
     piece_counts = piece_len[order].astype(np.int32)
     buckets = []
     offset = 0
-    for b in range(bucket_count):
+    for b in range(bucket_count):  # a handful of buckets, each a slice
         lo, hi = int(first_piece[b]), int(first_piece[b + 1])
         width = widths[b % nw]
         size = (hi - lo) * width
@@ -152,12 +136,55 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     return Pieces(tuple(buckets), slot_of_entry, indices, slots, pad_absent)
 
 
+def _segments(indptr: np.ndarray, cols: np.ndarray, col_parts: int,
+              span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, length, row, column range) of every segment: the entries of one row in one range."""
+    lengths = np.diff(indptr)
+    if col_parts == 1:  # a segment is a non-empty row
+        row = np.flatnonzero(lengths).astype(np.int32)
+        return indptr[row].astype(np.int64), lengths[row].astype(np.int64), row, np.zeros(row.shape[0], np.int32)
+    nnz = cols.shape[0]
+    part = divmod_pow2(cols, span)[0]
+    flags = np.empty(nnz, bool)
+    if nnz:
+        flags[0] = True
+        np.not_equal(part[1:], part[:-1], out=flags[1:])
+        flags[indptr[:-1][lengths > 0]] = True  # each row starts a segment
+    start = np.flatnonzero(flags)
+    return start, np.diff(np.append(start, nnz)), entry_rows(indptr)[start], part[start]
+
+
+def _absent_columns(cols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray, seg_first: np.ndarray) -> np.ndarray:
+    """The smallest column from ``seg_first`` on that each segment does not store. A segment's
+    columns strictly increase, so its entries storing first, first + 1, ... are a prefix; only
+    segments storing ``first`` itself (usually few) are looked at entry by entry."""
+    absent = seg_first.copy()
+    look = np.flatnonzero(cols[seg_start] == seg_first) if seg_start.size else seg_start
+    if look.size:
+        lengths = seg_len[look]
+        within = np.arange(int(lengths.sum())) - np.repeat(offsets(lengths)[:-1], lengths)
+        entry = np.repeat(seg_start[look], lengths) + within
+        stored = (cols[entry] == np.repeat(seg_first[look], lengths) + within).astype(np.int64)
+        prefix = np.zeros(stored.shape[0] + 1, np.int64)
+        np.cumsum(stored, out=prefix[1:])
+        ends = offsets(lengths)
+        # The matches form a prefix of each segment: their count is the first absent offset.
+        absent[look] += prefix[ends[1:]] - prefix[ends[:-1]]
+    return absent
+
+
+def entry_map(csr: Csr, pieces: Pieces) -> tuple:
+    """(entry_slot, slots, injective, _scatter=...) of a format holding ``pieces`` of ``csr``:
+    the trailing constructor arguments every bucketed format takes."""
+    entry_slot = csr.compose(pieces.slot_of_entry)
+    return entry_slot, pieces.slots, csr.injective, Scatter.plan(entry_slot, pieces.slots, csr.injective, complete=True)
+
+
 def row_partition(buckets: tuple[EllPart, ...], rows: int, parts: int) -> np.ndarray:
     """``parts + 1`` original-row boundaries splitting the rows into ranges of equal work, a
     row's work being its slots in every bucket plus one (its output row is written even when
     it is empty): boundary t is the first row whose work before it reaches ``total * t / parts``."""
-    if not isinstance(parts, (int, np.integer)) or isinstance(parts, bool) or parts < 1:
-        fail("parts", f"must be a positive integer, got {parts!r}")
+    parts = positive_int("parts", parts)
     work = np.ones(rows, np.int64)
     for b in buckets:
         if b.rows.size:

@@ -1,8 +1,8 @@
 """Compressed sparse columns: ``indptr`` (n + 1) over columns, ``indices`` the row of each entry.
 
 ``Csc.from_csr(A)`` moves every canonical entry to its column with a stable counting sort
-(``vectorized.stable_counting_order``), so rows are increasing within each column, as SciPy's
-``tocsc`` gives them.
+(``vectorized.transpose``), so rows are increasing within each column, as SciPy's ``tocsc``
+gives them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from .base import Format
 from .csr import canonical
 from .entries import Scatter
-from .vectorized import entry_rows, index_dtype, offsets, stable_counting_order
+from .vectorized import entry_rows, index_dtype, transpose
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,14 +36,13 @@ class Csc(Format):
     @classmethod
     def from_csr(cls, A: Any) -> "Csc":
         """``A`` (any CSR input) in compressed sparse columns."""
-        csr = canonical(A)
-        n = csr.shape[1]
-        order = stable_counting_order(csr.indices, n)  # canonical entry at each CSC position
+        csr = canonical(A, copy=False)
+        indptr, rows, order = transpose(csr.indptr, csr.indices, csr.shape)
         slot_of_entry = np.empty(csr.slots, index_dtype(csr.slots))
         slot_of_entry[order] = np.arange(csr.slots, dtype=slot_of_entry.dtype)
-        indptr = offsets(np.bincount(csr.indices, minlength=n)).astype(np.int32)
-        return cls(indptr, entry_rows(csr.indptr)[order], csr.data[order], csr.shape, csr.dtype,
-                   csr.compose(slot_of_entry), csr.slots, csr.injective)
+        entry_slot = csr.compose(slot_of_entry)
+        return cls(indptr, rows, csr.data[order], csr.shape, csr.dtype, entry_slot, csr.slots, csr.injective,
+                   Scatter.plan(entry_slot, csr.slots, csr.injective, complete=True))
 
     def structure(self) -> tuple[np.ndarray, ...]:
         return self.indptr, self.indices

@@ -140,19 +140,24 @@ class Csr(Format):
         return slot_of_entry if self.identity else slot_of_entry[self.entry_slot]
 
 
-def canonical(A: Any, what: str = "A") -> Csr:
-    """``A`` (any CSR input) as canonical CSR with its entry map; the input is not modified."""
+def canonical(A: Any, what: str = "A", copy: bool = True) -> Csr:
+    """``A`` (any CSR input) as canonical CSR with its entry map; the input is not modified.
+
+    ``copy=False`` (for conversions that only read the result) lets an already canonical input
+    share its arrays with the result instead of copying them.
+    """
     source = read(what, A)
     indptr, indices, data = source.indptr, source.indices, source.data
     nnz = source.nnz
     m, n = source.shape
-    down = _not_increasing(indptr, indices)
-    if not down.size:
+    state = _order_state(indptr, indices)
+    if state == "increasing":
         slot = np.arange(nnz, dtype=index_dtype(nnz))
-        # Copies: a frozen Csr must not change when the caller later edits its own arrays.
-        return Csr(indptr.copy(), indices.copy(), data.copy(), (m, n), source.dtype, slot, nnz, True, identity=True)
+        if copy:  # a frozen Csr must not change when the caller later edits its own arrays
+            indptr, indices, data = indptr.copy(), indices.copy(), data.copy()
+        return Csr(indptr, indices, data, (m, n), source.dtype, slot, nnz, True, identity=True)
     rows = entry_rows(indptr)
-    if np.any(indices[down] < indices[down - 1]):
+    if state == "unsorted":
         key = rows.astype(np.int64) * n + indices
         order = np.argsort(key, kind="stable")
         rows, cols, starts = rows[order], indices[order], run_starts(key[order])
@@ -168,22 +173,26 @@ def canonical(A: Any, what: str = "A") -> Csr:
     counts = np.bincount(rows[starts], minlength=m)
     csr_indptr = offsets(counts).astype(np.int32)
     # The plan groups duplicates in storage order, as every format's ``values`` does.
-    scatter = Scatter.plan(entry_slot, slots, injective=slots == nnz)
+    scatter = Scatter.plan(entry_slot, slots, injective=slots == nnz, complete=True)
     return Csr(csr_indptr, np.ascontiguousarray(cols[starts], np.int32), scatter(data), (m, n), source.dtype,
                entry_slot, slots, slots == nnz, _scatter=scatter)
 
 
-
 def is_canonical(source: CsrArrays) -> bool:
     """Whether every row's columns strictly increase (sorted, no duplicates): O(nnz)."""
-    return not _not_increasing(source.indptr, source.indices).size
+    return _order_state(source.indptr, source.indices) == "increasing"
 
 
-def _not_increasing(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """The positions, other than row starts, whose column does not exceed the previous one's."""
-    down = np.flatnonzero(indices[1:] <= indices[:-1]) + 1
-    if down.size:
-        row_start = np.zeros(indices.shape[0] + 1, bool)
-        row_start[indptr] = True
-        down = down[~row_start[down]]
-    return down
+def _order_state(indptr: np.ndarray, indices: np.ndarray) -> str:
+    """How the columns run within rows: "increasing" (canonical), "repeats" (non-decreasing,
+    with duplicates) or "unsorted"."""
+    nnz = indices.shape[0]
+    if nnz < 2:
+        return "increasing"
+    down = indices[1:] <= indices[:-1]  # down[k - 1]: position k does not increase on k - 1
+    starts = indptr[1:-1]
+    down[starts[(starts > 0) & (starts < nnz)] - 1] = False  # a row start may go down
+    if not down.any():
+        return "increasing"
+    where = np.flatnonzero(down) + 1
+    return "unsorted" if np.any(indices[where] < indices[where - 1]) else "repeats"

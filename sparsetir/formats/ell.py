@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .base import Format, positive_int
-from .buckets import EllPart, bucket_bounds, row_partition, split_rows
+from .buckets import EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
 
@@ -42,13 +42,13 @@ class Ell(Format):
     def from_csr(cls, A: Any, width: int) -> "Ell":
         """``A`` (any CSR input) as ELL rows of ``width`` slots."""
         width = positive_int("width", width)
-        csr = canonical(A)
+        csr = canonical(A, copy=False)
         pieces = split_rows(csr, 1, (width,))
         (part,) = pieces.buckets
         data = np.zeros(pieces.slots, csr.data.dtype)
         data[pieces.slot_of_entry] = csr.data
         return cls(width, part.rows, part.indices, part.counts, data.reshape(part.indices.shape), pieces.pad_absent,
-                   csr.shape, csr.dtype, csr.compose(pieces.slot_of_entry), pieces.slots, csr.injective)
+                   csr.shape, csr.dtype, *entry_map(csr, pieces))
 
     @property
     def part(self) -> EllPart:

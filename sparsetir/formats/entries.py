@@ -43,11 +43,14 @@ class Scatter:
     starts: Optional[np.ndarray]
 
     @classmethod
-    def plan(cls, entry_slot: np.ndarray, slots: int, injective: bool) -> "Scatter":
-        """The plan for ``entry_slot``; ``injective``: no two entries share a slot (the
-        conversion knows it, so it is not checked here)."""
+    def plan(cls, entry_slot: np.ndarray, slots: int, injective: bool, complete: Optional[bool] = None) -> "Scatter":
+        """The plan for ``entry_slot``; ``injective``: no two entries share a slot, ``complete``:
+        every entry is held (None: look for -1). The conversion knows ``injective``, so it is
+        not checked here."""
         held = None
-        if entry_slot.size and int(entry_slot.min()) < 0:
+        if complete is None:
+            complete = not (entry_slot.size and int(entry_slot.min()) < 0)
+        if not complete:
             held = np.flatnonzero(entry_slot >= 0)
         targets = entry_slot if held is None else entry_slot[held]
         if injective:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..runtime.csr_checks import fail
 from .base import Format, positive_int
-from .buckets import EllPart, bucket_bounds, row_partition, split_rows
+from .buckets import EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
 from .vectorized import entry_rows
@@ -52,12 +52,12 @@ class Hybrid(Format):
         """``A`` (any CSR input) in hybrid format."""
         col_parts = positive_int("col_parts", col_parts)
         widths = _power_of_two_widths(widths)
-        csr = canonical(A)
+        csr = canonical(A, copy=False)
         pieces = split_rows(csr, col_parts, widths)
         data = np.zeros(pieces.slots, csr.data.dtype)
         data[pieces.slot_of_entry] = csr.data
         return cls(col_parts, widths, pieces.buckets, pieces.indices, data, pieces.pad_absent, csr.shape, csr.dtype,
-                   csr.compose(pieces.slot_of_entry), pieces.slots, csr.injective)
+                   *entry_map(csr, pieces))
 
     def bucket(self, partition: int, width: int) -> EllPart:
         """The bucket of column range ``partition`` and ``width``."""

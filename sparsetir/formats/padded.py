@@ -18,7 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .base import Format, positive_int
-from .buckets import split_rows
+from .buckets import entry_map, split_rows
 from .csr import canonical
 from .entries import Scatter
 from .vectorized import entry_rows, offsets
@@ -47,7 +47,7 @@ class PaddedCsr(Format):
     def from_csr(cls, A: Any, pad: int) -> "PaddedCsr":
         """``A`` (any CSR input) with each row padded to a multiple of ``pad`` slots."""
         pad = positive_int("pad", pad)
-        csr = canonical(A)
+        csr = canonical(A, copy=False)
         pieces = split_rows(csr, 1, (pad,))
         (part,) = pieces.buckets
         m = csr.shape[0]
@@ -55,7 +55,7 @@ class PaddedCsr(Format):
         data = np.zeros(pieces.slots, csr.data.dtype)
         data[pieces.slot_of_entry] = csr.data
         return cls(pad, indptr, pieces.indices, np.diff(csr.indptr).astype(np.int32), data, pieces.pad_absent,
-                   csr.shape, csr.dtype, csr.compose(pieces.slot_of_entry), pieces.slots, csr.injective)
+                   csr.shape, csr.dtype, *entry_map(csr, pieces))
 
     @property
     def chunks(self) -> int:

@@ -77,3 +77,16 @@ def stable_counting_order(keys: np.ndarray, key_count: int) -> np.ndarray:
     )
     return one_row.tocsc().data
 
+
+
+def transpose(indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(column indptr (n + 1), row of each entry, position in CSR order of each entry), the
+    entries of a CSR in column order, rows increasing within a column: one counting sort by
+    SciPy's compiled CSR -> CSC transposition, carrying the positions as values."""
+    m, n = shape
+    nnz = indices.shape[0]
+    dtype = index_dtype(max(nnz, m, n))
+    positions = scipy.sparse.csr_matrix((np.arange(nnz, dtype=dtype), indices, indptr), shape=shape)
+    columns = positions.tocsc()
+    return (columns.indptr.astype(np.int32, copy=False), columns.indices.astype(np.int32, copy=False),
+            columns.data)
