@@ -63,7 +63,7 @@ class Format:
         """The flat value array (length ``slots``) for new input values ``data``: the input's
         values in its own storage order, same structure and dtype as at conversion. Slots no
         entry maps to are 0; duplicates are summed."""
-        return self._scatter(value_array("data", data, self.entry_slot.shape[0], self.dtype))
+        return self._scatter(value_array(f"{type(self).__name__}.values: data", data, self.entry_slot.shape[0], self.dtype))
 
     @property
     def entries(self) -> int:

@@ -45,7 +45,7 @@ class Bsr(Format):
     def from_csr(cls, A: Any, blocksize: tuple[int, int]) -> "Bsr":
         """``A`` (any CSR input) in blocks of ``blocksize = (br, bc)``."""
         br, bc = _blocksize(blocksize)
-        csr = canonical(A, copy=False)
+        csr = canonical(A, "Bsr.from_csr: A", copy=False)
         return _assemble(csr, None, csr.indices, _blocks(csr.indptr, csr.indices, br, bc, csr.shape[1]), br, bc)
 
     @property
@@ -86,9 +86,9 @@ def decompose(A: Any, sizes: Sequence[int] = (32, 16, 4), min_density: float = 0
     sizes = _sizes(sizes)
     if (isinstance(min_density, bool) or not isinstance(min_density, (int, float, np.floating, np.integer))
             or not 0.0 <= float(min_density) <= 1.0):
-        fail("min_density", f"must be a number from 0 to 1 (the fraction of a block's cells that hold entries), "
+        fail("bsr.decompose: min_density", f"must be a number from 0 to 1 (the fraction of a block's cells that hold entries), "
                             f"got {min_density!r}")
-    csr = canonical(A, copy=False)
+    csr = canonical(A, "bsr.decompose: A", copy=False)
     m, n = csr.shape
     rows = entry_rows(csr.indptr)
     remaining = np.arange(csr.slots, dtype=index_dtype(csr.slots))  # canonical entries not yet taken
@@ -186,10 +186,10 @@ def _blocksize(blocksize: Any) -> tuple[int, int]:
     try:
         br, bc = blocksize
     except (TypeError, ValueError):
-        fail("blocksize", f"expected (rows, columns) of a block, got {blocksize!r}")
+        fail("Bsr.from_csr: blocksize", f"expected (rows, columns) of a block, got {blocksize!r}")
     for d in (br, bc):
         if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 1:
-            fail("blocksize", f"block dimensions must be positive integers, got {blocksize!r}")
+            fail("Bsr.from_csr: blocksize", f"block dimensions must be positive integers, got {blocksize!r}")
     return int(br), int(bc)
 
 
@@ -198,17 +198,17 @@ def _sizes(sizes: Any) -> tuple[int, ...]:
     try:
         values = tuple(sizes)
     except TypeError:
-        fail("sizes", f"expected a sequence of block sizes, got {type(sizes).__name__}")
+        fail("bsr.decompose: sizes", f"expected a sequence of block sizes, got {type(sizes).__name__}")
     if not values:
-        fail("sizes", "needs at least one block size")
+        fail("bsr.decompose: sizes", "needs at least one block size")
     for b in values:
         if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1:
-            fail("sizes", f"block sizes must be positive integers, got {b!r} in {values}")
+            fail("bsr.decompose: sizes", f"block sizes must be positive integers, got {b!r} in {values}")
     ordered = sorted({int(b) for b in values}, reverse=True)
     if len(ordered) != len(values):
-        fail("sizes", f"block sizes must be distinct, got {values}")
+        fail("bsr.decompose: sizes", f"block sizes must be distinct, got {values}")
     for big, small in zip(ordered, ordered[1:]):
         if big % small:
-            fail("sizes", f"block size {small} does not divide {big}: each size must divide the next larger "
+            fail("bsr.decompose: sizes", f"block size {small} does not divide {big}: each size must divide the next larger "
                           f"one so that blocks of different sizes never overlap")
     return tuple(ordered)

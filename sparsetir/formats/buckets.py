@@ -180,11 +180,11 @@ def entry_map(csr: Csr, pieces: Pieces) -> tuple:
     return entry_slot, pieces.slots, csr.injective, Scatter.plan(entry_slot, pieces.slots, csr.injective, complete=True)
 
 
-def row_partition(buckets: tuple[EllPart, ...], rows: int, parts: int) -> np.ndarray:
+def row_partition(buckets: tuple[EllPart, ...], rows: int, parts: int, where: str = "row_partition") -> np.ndarray:
     """``parts + 1`` original-row boundaries splitting the rows into ranges of equal work, a
     row's work being its slots in every bucket plus one (its output row is written even when
     it is empty): boundary t is the first row whose work before it reaches ``total * t / parts``."""
-    parts = positive_int("parts", parts)
+    parts = positive_int(f"{where}: parts", parts)
     work = np.ones(rows, np.int64)
     for b in buckets:
         if b.rows.size:
@@ -195,14 +195,15 @@ def row_partition(buckets: tuple[EllPart, ...], rows: int, parts: int) -> np.nda
     return np.searchsorted(prefix, goals, side="left").astype(np.int32)
 
 
-def bucket_bounds(buckets: tuple[EllPart, ...], rows: int, parts: Union[int, np.ndarray]) -> np.ndarray:
+def bucket_bounds(buckets: tuple[EllPart, ...], rows: int, parts: Union[int, np.ndarray],
+                  where: str = "row_bounds") -> np.ndarray:
     """(buckets, P + 1): where each of P row ranges starts in each bucket's ``rows``; ``parts``
     is P (ranges of equal work, ``row_partition``) or the P + 1 row-id boundaries themselves."""
     if isinstance(parts, np.ndarray):
         boundaries = parts
         if boundaries.ndim != 1 or boundaries.size < 2 or np.any(boundaries[1:] < boundaries[:-1]) \
                 or boundaries[0] != 0 or boundaries[-1] != rows:
-            fail("parts", f"row boundaries must be a non-decreasing 1-D array from 0 to {rows}")
+            fail(f"{where}: parts", f"row boundaries must be a non-decreasing 1-D array from 0 to {rows}")
     else:
-        boundaries = row_partition(buckets, rows, parts)
+        boundaries = row_partition(buckets, rows, parts, where)
     return np.stack([b.row_bounds(boundaries) for b in buckets]) if buckets else np.zeros((0, boundaries.size), np.int32)

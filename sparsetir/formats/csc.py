@@ -36,7 +36,7 @@ class Csc(Format):
     @classmethod
     def from_csr(cls, A: Any) -> "Csc":
         """``A`` (any CSR input) in compressed sparse columns."""
-        csr = canonical(A, copy=False)
+        csr = canonical(A, "Csc.from_csr: A", copy=False)
         indptr, rows, order = transpose(csr.indptr, csr.indices, csr.shape)
         slot_of_entry = np.empty(csr.slots, index_dtype(csr.slots))
         slot_of_entry[order] = np.arange(csr.slots, dtype=slot_of_entry.dtype)

@@ -51,7 +51,7 @@ class Csf(Format):
         shape = _shape(shape)
         coords = _coords(coords, shape)
         nnz = coords.shape[1]
-        values = value_array("values", values, nnz, _value_dtype(values))
+        values = value_array("Csf.from_coo: values", values, nnz, _value_dtype(values))
         if math.prod(shape) < 2 ** 63:
             key = np.ravel_multi_index(tuple(coords), shape) if nnz else np.zeros(0, np.int64)
             order = np.argsort(key, kind="stable")
@@ -71,7 +71,7 @@ class Csf(Format):
     @classmethod
     def from_csr(cls, A: Any) -> "Csf":
         """A 2-D CSR input (any) as two levels: its non-empty rows, then their columns."""
-        csr = canonical(A)
+        csr = canonical(A, "Csf.from_csr: A")
         coords = np.stack([entry_rows(csr.indptr), csr.indices])
         indptr, indices = _levels(coords)
         return cls(indptr, indices, csr.data, csr.shape, csr.dtype, csr.entry_slot, csr.slots, csr.injective,
@@ -90,7 +90,7 @@ class Csf(Format):
     def to_csr(self) -> scipy.sparse.csr_matrix:
         """A 2-D tensor as a canonical SciPy CSR matrix."""
         if self.ndim != 2:
-            fail("to_csr", f"a {self.ndim}-D tensor has no CSR form; use to_coo()")
+            fail("Csf.to_csr", f"a {self.ndim}-D tensor has no CSR form; use to_coo()")
         rows, cols = self.slot_coordinates()
         return csr_from_coordinates(rows, cols, self.data.copy(), self.shape)
 
@@ -130,22 +130,22 @@ def _shape(shape: Any) -> tuple[int, ...]:
     if (not isinstance(shape, tuple) or not shape
             or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d <= _INT32_MAX
                        for d in shape)):
-        fail("shape", f"must be a non-empty tuple of non-negative integers that fit int32, got {shape!r}")
+        fail("Csf.from_coo: shape", f"must be a non-empty tuple of non-negative integers that fit int32, got {shape!r}")
     return tuple(int(d) for d in shape)
 
 
 def _coords(coords: Any, shape: tuple[int, ...]) -> np.ndarray:
     coords = np.asarray(coords)
-    if coords.dtype.kind not in "iu":
-        fail("coords", f"must be an integer array, got dtype {coords.dtype}")
+    if coords.dtype.kind not in "iu" and coords.size:  # an empty list is float64 to NumPy
+        fail("Csf.from_coo: coords", f"must be an integer array, got dtype {coords.dtype}")
     if coords.ndim != 2 or coords.shape[0] != len(shape):
-        fail("coords", f"must have shape ({len(shape)}, nnz) (one row per dimension of shape {shape}), "
+        fail("Csf.from_coo: coords", f"must have shape ({len(shape)}, nnz) (one row per dimension of shape {shape}), "
                        f"got {coords.shape}")
     for d, size in enumerate(shape):
         if coords.shape[1]:
             low, high = int(coords[d].min()), int(coords[d].max())
             if low < 0 or high >= size:
-                fail("coords", f"coordinate {low if low < 0 else high} of dimension {d} is out of range "
+                fail("Csf.from_coo: coords", f"coordinate {low if low < 0 else high} of dimension {d} is out of range "
                                f"for size {size}")
     return coords.astype(np.int64)
 
@@ -153,5 +153,5 @@ def _coords(coords: Any, shape: tuple[int, ...]) -> np.ndarray:
 def _value_dtype(values: Any) -> str:
     dtype = str(getattr(values, "dtype", type(values).__name__)).removeprefix("torch.")
     if dtype not in VALUE_DTYPES:
-        fail("values", f"values must be float32 or float64, got {dtype}")
+        fail("Csf.from_coo: values", f"must be float32 or float64, got {dtype}")
     return dtype

@@ -122,7 +122,7 @@ class Csr(Format):
     @classmethod
     def from_csr(cls, A: Any) -> "Csr":
         """``canonical(A)``."""
-        return canonical(A)
+        return canonical(A, "Csr.from_csr: A")
 
     def structure(self) -> tuple[np.ndarray, ...]:
         return self.indptr, self.indices
@@ -140,7 +140,7 @@ class Csr(Format):
         return slot_of_entry if self.identity else slot_of_entry[self.entry_slot]
 
 
-def canonical(A: Any, what: str = "A", copy: bool = True) -> Csr:
+def canonical(A: Any, what: str = "canonical: A", copy: bool = True) -> Csr:
     """``A`` (any CSR input) as canonical CSR with its entry map; the input is not modified.
 
     ``copy=False`` (for conversions that only read the result) lets an already canonical input

@@ -37,7 +37,7 @@ class Dcsr(Format):
     @classmethod
     def from_csr(cls, A: Any) -> "Dcsr":
         """``A`` (any CSR input) with its empty rows dropped."""
-        csr = canonical(A)
+        csr = canonical(A, "Dcsr.from_csr: A")
         row_indices = np.flatnonzero(np.diff(csr.indptr)).astype(np.int32)
         indptr = np.append(csr.indptr[row_indices], csr.indptr[-1]).astype(np.int32)
         return cls(row_indices, indptr, csr.indices, csr.data, csr.shape, csr.dtype, csr.entry_slot, csr.slots,

@@ -41,8 +41,8 @@ class Ell(Format):
     @classmethod
     def from_csr(cls, A: Any, width: int) -> "Ell":
         """``A`` (any CSR input) as ELL rows of ``width`` slots."""
-        width = positive_int("width", width)
-        csr = canonical(A, copy=False)
+        width = positive_int("Ell.from_csr: width", width)
+        csr = canonical(A, "Ell.from_csr: A", copy=False)
         pieces = split_rows(csr, 1, (width,))
         (part,) = pieces.buckets
         data = np.zeros(pieces.slots, csr.data.dtype)
@@ -57,12 +57,12 @@ class Ell(Format):
 
     def row_partition(self, parts: int) -> np.ndarray:
         """``parts + 1`` original-row boundaries of equal work (slots + 1 per row)."""
-        return row_partition((self.part,), self.shape[0], parts)
+        return row_partition((self.part,), self.shape[0], parts, "Ell.row_partition")
 
     def row_bounds(self, parts: Union[int, np.ndarray]) -> np.ndarray:
         """(P + 1,) int32: ELL rows ``[out[t], out[t + 1])`` are those of the t-th range of
         original rows; ``parts`` is P or the row boundaries themselves."""
-        return bucket_bounds((self.part,), self.shape[0], parts)[0]
+        return bucket_bounds((self.part,), self.shape[0], parts, "Ell.row_bounds")[0]
 
     def structure(self) -> tuple[np.ndarray, ...]:
         return self.rows, self.indices, self.counts

@@ -50,9 +50,9 @@ class Hybrid(Format):
     @classmethod
     def from_csr(cls, A: Any, col_parts: int = 1, widths: tuple[int, ...] = (1, 2, 4, 8, 16, 32)) -> "Hybrid":
         """``A`` (any CSR input) in hybrid format."""
-        col_parts = positive_int("col_parts", col_parts)
+        col_parts = positive_int("Hybrid.from_csr: col_parts", col_parts)
         widths = _power_of_two_widths(widths)
-        csr = canonical(A, copy=False)
+        csr = canonical(A, "Hybrid.from_csr: A", copy=False)
         pieces = split_rows(csr, col_parts, widths)
         data = np.zeros(pieces.slots, csr.data.dtype)
         data[pieces.slot_of_entry] = csr.data
@@ -65,12 +65,12 @@ class Hybrid(Format):
 
     def row_partition(self, parts: int) -> np.ndarray:
         """``parts + 1`` original-row boundaries of equal work (slots + 1 per row)."""
-        return row_partition(self.buckets, self.shape[0], parts)
+        return row_partition(self.buckets, self.shape[0], parts, "Hybrid.row_partition")
 
     def row_bounds(self, parts: Union[int, np.ndarray]) -> np.ndarray:
         """(buckets, P + 1) int32: ELL rows ``[out[b, t], out[b, t + 1])`` of bucket b are those of
         the t-th range of original rows; ``parts`` is P or the row boundaries themselves."""
-        return bucket_bounds(self.buckets, self.shape[0], parts)
+        return bucket_bounds(self.buckets, self.shape[0], parts, "Hybrid.row_bounds")
 
     def structure(self) -> tuple[np.ndarray, ...]:
         return (self.indices,) + tuple(a for b in self.buckets for a in (b.rows, b.counts))
@@ -92,14 +92,14 @@ def _power_of_two_widths(widths: Any) -> tuple[int, ...]:
     try:
         values = tuple(widths)
     except TypeError:
-        fail("widths", f"expected a sequence of bucket widths, got {type(widths).__name__}")
+        fail("Hybrid.from_csr: widths", f"expected a sequence of bucket widths, got {type(widths).__name__}")
     if not values:
-        fail("widths", "needs at least one bucket width")
+        fail("Hybrid.from_csr: widths", "needs at least one bucket width")
     for w in values:
         if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 1 or w & (w - 1):
-            fail("widths", f"bucket widths must be powers of two (1, 2, 4, ...), got {w!r} in {values}")
+            fail("Hybrid.from_csr: widths", f"bucket widths must be powers of two (1, 2, 4, ...), got {w!r} in {values}")
     values = tuple(int(w) for w in values)
     for a, b in zip(values, values[1:]):
         if b <= a:
-            fail("widths", f"bucket widths must be strictly increasing, got {b} after {a} in {values}")
+            fail("Hybrid.from_csr: widths", f"bucket widths must be strictly increasing, got {b} after {a} in {values}")
     return values

@@ -46,8 +46,8 @@ class PaddedCsr(Format):
     @classmethod
     def from_csr(cls, A: Any, pad: int) -> "PaddedCsr":
         """``A`` (any CSR input) with each row padded to a multiple of ``pad`` slots."""
-        pad = positive_int("pad", pad)
-        csr = canonical(A, copy=False)
+        pad = positive_int("PaddedCsr.from_csr: pad", pad)
+        csr = canonical(A, "PaddedCsr.from_csr: A", copy=False)
         pieces = split_rows(csr, 1, (pad,))
         (part,) = pieces.buckets
         m = csr.shape[0]

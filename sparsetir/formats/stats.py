@@ -17,7 +17,7 @@ import numpy as np
 
 from ..runtime.csr_checks import fail
 from .csr import CsrArrays, canonical, is_canonical, read
-from .vectorized import entry_rows, offsets
+from .vectorized import offsets
 
 try:  # SciPy's compiled block counter (behind tobsr); private, so a NumPy fallback is kept
     from scipy.sparse._sparsetools import csr_count_blocks as _scipy_count_blocks
@@ -57,8 +57,8 @@ def stats(A: Any, sample: Optional[int] = 8192) -> Stats:
     """The structure statistics of ``A`` (any CSR input); block densities measured on about
     ``sample`` entries (None: all)."""
     if sample is not None and (not isinstance(sample, (int, np.integer)) or isinstance(sample, bool) or sample < 1):
-        fail("sample", f"must be a positive number of entries or None, got {sample!r}")
-    source = read("A", A)
+        fail("stats: sample", f"must be a positive number of entries or None, got {sample!r}")
+    source = read("stats: A", A)
     if not is_canonical(source):
         c = canonical(source)
         source = CsrArrays(c.indptr, c.indices, c.data, c.shape, c.dtype)
@@ -111,4 +111,4 @@ def _count_blocks(indptr: np.ndarray, indices: np.ndarray, m: int, n: int, b: in
         return int(_scipy_count_blocks(m, n, b, b, indptr, indices))
     from .bsr import _blocks
 
-    return int(_blocks(entry_rows(indptr), indices, b, b, n)[0].shape[0])
+    return int(_blocks(indptr, indices, b, b, n).block_row.shape[0])
