@@ -59,11 +59,25 @@ class Format:
 
     # --- shared behaviour -------------------------------------------------------------------
 
-    def values(self, data: Any) -> np.ndarray:
+    def values(self, data: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
         """The flat value array (length ``slots``) for new input values ``data``: the input's
         values in its own storage order, same structure and dtype as at conversion. Slots no
-        entry maps to are 0; duplicates are summed."""
-        return self._scatter(value_array(f"{type(self).__name__}.values: data", data, self.entry_slot.shape[0], self.dtype))
+        entry maps to are 0; duplicates are summed. ``out`` (a C-contiguous array of ``slots``
+        values of the format's dtype) is filled and returned instead of a new array, so a call
+        allocates nothing."""
+        where = f"{type(self).__name__}.values"
+        data = value_array(f"{where}: data", data, self.input_entries, self.dtype)
+        if out is not None and (not isinstance(out, np.ndarray) or out.shape != (self.slots,)
+                                or out.dtype != data.dtype or not out.flags.c_contiguous or not out.flags.writeable):
+            fail(f"{where}: out", f"expected a writeable C-contiguous {self.dtype} array of shape ({self.slots},), "
+                                  f"got {_describe_array(out)}")
+        return self._scatter(data, out)
+
+    @property
+    def input_entries(self) -> int:
+        """Number of stored entries of the input (duplicates counted): the length of ``data``
+        that ``values`` takes."""
+        return int(self.entry_slot.shape[0])
 
     @property
     def entries(self) -> int:
@@ -95,6 +109,13 @@ class Format:
         fill = f"{self.slots / entries:.2f}" if entries else "-"
         return (f"{name}{f' {params}' if params else ''}: {shape}, {entries} entries in "
                 f"{self.slots} slots (fill ratio {fill}), {self.nbytes / 1e6:.3f} MB")
+
+
+def _describe_array(value: Any) -> str:
+    if not isinstance(value, np.ndarray):
+        return type(value).__name__
+    flags = "" if value.flags.c_contiguous and value.flags.writeable else " (not writeable C-contiguous)"
+    return f"{value.dtype} array of shape {value.shape}{flags}"
 
 
 def value_array(what: str, data: Any, nnz: int, dtype: str) -> np.ndarray:

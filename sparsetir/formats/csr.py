@@ -107,7 +107,8 @@ class Csr(Format):
     data: np.ndarray
     shape: tuple[int, int]
     dtype: str
-    entry_slot: np.ndarray
+    #: The entry map; None when ``identity`` (then made on first use of ``entry_slot``).
+    _entry_slot: Optional[np.ndarray]
     slots: int
     injective: bool
     #: The input was already canonical: ``entry_slot`` is 0, 1, 2, ... and nothing was sorted.
@@ -118,6 +119,17 @@ class Csr(Format):
         if self.identity and self._scatter is None:
             object.__setattr__(self, "_scatter", Scatter.identity(self.slots))
         super().__post_init__()
+
+    @property
+    def entry_slot(self) -> np.ndarray:
+        """The entry map: the slot (canonical position) of each input entry."""
+        if self._entry_slot is None:  # identity: conversions never need it, so it is made late
+            object.__setattr__(self, "_entry_slot", np.arange(self.slots, dtype=index_dtype(self.slots)))
+        return self._entry_slot
+
+    @property
+    def input_entries(self) -> int:
+        return self.slots if self.identity else self._entry_slot.shape[0]
 
     @classmethod
     def from_csr(cls, A: Any) -> "Csr":
@@ -152,10 +164,9 @@ def canonical(A: Any, what: str = "canonical: A", copy: bool = True) -> Csr:
     m, n = source.shape
     state = _order_state(indptr, indices)
     if state == "increasing":
-        slot = np.arange(nnz, dtype=index_dtype(nnz))
         if copy:  # a frozen Csr must not change when the caller later edits its own arrays
             indptr, indices, data = indptr.copy(), indices.copy(), data.copy()
-        return Csr(indptr, indices, data, (m, n), source.dtype, slot, nnz, True, identity=True)
+        return Csr(indptr, indices, data, (m, n), source.dtype, None, nnz, True, identity=True)
     rows = entry_rows(indptr)
     if state == "unsorted":
         key = rows.astype(np.int64) * n + indices

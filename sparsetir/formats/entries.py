@@ -66,12 +66,18 @@ class Scatter:
         """The plan of an entry map that sends entry k to slot k."""
         return cls(slots, None, None, None)
 
-    def __call__(self, data: np.ndarray) -> np.ndarray:
+    def __call__(self, data: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """The flat value array for input values ``data`` (checked by the caller): zero where
-        no entry lands, duplicates summed."""
+        no entry lands, duplicates summed; written into ``out`` when given (no allocation)."""
         if self.dst is None:
-            return data.copy()
-        out = np.zeros(self.slots, data.dtype)
+            if out is None:
+                return data.copy()
+            np.copyto(out, data)
+            return out
+        if out is None:
+            out = np.zeros(self.slots, data.dtype)
+        elif self.dst.shape[0] < self.slots:  # padding or fill slots: clear what an earlier call left
+            out.fill(0)
         values = data if self.src is None else data[self.src]
         if self.starts is not None and values.size:
             values = np.add.reduceat(values, self.starts)

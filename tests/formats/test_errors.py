@@ -129,6 +129,19 @@ def test_values_checks_its_argument():
         f.values([1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("out, got", [
+    (np.zeros(3, np.float32), r"float32 array of shape \(3,\)"),
+    (np.zeros(8, np.float64), r"float64 array of shape \(8,\)"),
+    (np.zeros(16, np.float32)[::2], r"float32 array of shape \(8,\) \(not writeable C-contiguous\)"),
+    ([0.0] * 8, r"list"),
+])
+def test_values_checks_out(out, got):
+    f = F.Bsr.from_csr(good(), (2, 2))
+    with pytest.raises(ArgumentError, match=rf"^Bsr\.values: out: expected a writeable C-contiguous float32 array of "
+                                            rf"shape \(8,\), got {got}$"):
+        f.values(good().data, out=out)
+
+
 def test_argument_error_is_a_value_error():
     with pytest.raises(ValueError):
         F.Ell.from_csr(good(), 0)

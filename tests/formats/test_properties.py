@@ -64,6 +64,10 @@ def test_values_equal_a_fresh_conversion(A, convert, rnd):
     fresh = convert(F.from_arrays(A.indptr, A.indices, new, A.shape))
     np.testing.assert_array_equal(f.values(new), fresh.flat_data())
     np.testing.assert_array_equal(fresh.entry_slot, f.entry_slot)
+    # Into a caller's buffer holding garbage: the same values, padding and fill cleared.
+    out = np.full(f.slots, 99, A.dtype)
+    assert f.values(new, out=out) is out
+    np.testing.assert_array_equal(out, fresh.flat_data())
 
 
 @settings(max_examples=200)
