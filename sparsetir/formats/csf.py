@@ -26,7 +26,7 @@ from ..runtime.csr_checks import fail
 from .base import Format, csr_from_coordinates, value_array
 from .csr import VALUE_DTYPES, canonical
 from .entries import Scatter
-from .vectorized import _INT32_MAX, entry_rows, index_dtype, run_ids, run_starts
+from .vectorized import _INT32_MAX, entry_rows, run_ids, run_starts
 
 
 @dataclass(frozen=True, eq=False)

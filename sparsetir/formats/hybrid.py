@@ -24,7 +24,6 @@ from .base import Format, positive_int
 from .buckets import EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
-from .vectorized import entry_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +60,9 @@ class Hybrid(Format):
 
     def bucket(self, partition: int, width: int) -> EllPart:
         """The bucket of column range ``partition`` and ``width``."""
+        if width not in self.widths or not 0 <= partition < self.col_parts:
+            fail("Hybrid.bucket", f"no bucket of width {width!r} in column range {partition!r} (widths {self.widths}, "
+                                  f"{self.col_parts} column ranges)")
         return self.buckets[partition * len(self.widths) + self.widths.index(width)]
 
     def row_partition(self, parts: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..runtime.arrays import kernel_view
-from ..runtime.csr_checks import as_int32, check_offsets, check_structure, fail
+from ..runtime.csr_checks import as_int32, check_offsets, check_structure, fail  # noqa: F401 (re-exported)
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max

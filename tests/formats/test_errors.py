@@ -112,6 +112,8 @@ def test_from_arrays_validates():
     (lambda A: F.Hybrid.from_csr(A, 1, (1, 2)).row_bounds(0), r"^Hybrid\.row_bounds: parts: must be a positive integer, got 0"),
     (lambda A: F.Hybrid.from_csr(A, 1, (1, 2)).row_bounds(np.array([0, 3])), r"^Hybrid\.row_bounds: parts: row boundaries must be a non-decreasing 1-D array from 0 to 2"),
     (lambda A: F.Ell.from_csr(A, 2).row_partition(1.5), r"^Ell\.row_partition: parts: must be a positive integer, got 1\.5"),
+    (lambda A: F.Hybrid.from_csr(A, 2, (1, 2)).bucket(0, 4), r"^Hybrid\.bucket: no bucket of width 4 in column range 0 \(widths \(1, 2\), 2 column ranges\)"),
+    (lambda A: F.Hybrid.from_csr(A, 2, (1, 2)).bucket(2, 1), r"^Hybrid\.bucket: no bucket of width 1 in column range 2"),
     (lambda A: F.stats(A, sample=0), r"^stats: sample: must be a positive number of entries or None, got 0"),
 ])
 def test_bad_parameters(call, message):
