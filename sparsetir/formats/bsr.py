@@ -91,24 +91,39 @@ def decompose(A: Any, sizes: Sequence[int] = (32, 16, 4), min_density: float = 0
     csr = canonical(A, "bsr.decompose: A", copy=False)
     m, n = csr.shape
     rows = entry_rows(csr.indptr)
-    remaining = np.arange(csr.slots, dtype=index_dtype(csr.slots))  # canonical entries not yet taken
+    remaining = None  # canonical entries no larger block took (None: all of them)
     parts = []
     for i, b in enumerate(sizes):
-        indptr = offsets(np.bincount(rows[remaining], minlength=m))
-        cols = csr.indices[remaining]
-        segments = _blocks(indptr, cols, b, b, n)
+        left_rows = rows if remaining is None else rows[remaining]
         if i + 1 == len(sizes):
-            parts.append(_assemble(csr, remaining, cols, segments, b, b))
+            chosen, cols = remaining, _take(csr.indices, remaining)
+            indptr = offsets(np.bincount(left_rows, minlength=m))
+            parts.append(_assemble(csr, chosen, cols, _blocks(indptr, cols, b, b, n), b, b))
             break
-        cells = np.bincount(segments.block, weights=segments.length, minlength=segments.block_row.shape[0])
-        taken = cells >= float(min_density) * (b * b)
+        need = float(min_density) * (b * b)
+        # A block can only be taken in a block row holding at least ``need`` entries: only
+        # those are grouped into blocks (on a graph, few or none at large sizes).
+        block_row = divmod_pow2(left_rows, b)[0]
+        dense_enough = (np.bincount(block_row, minlength=-(-m // b)) >= need)[block_row]
+        candidate = np.flatnonzero(dense_enough) if remaining is None else remaining[dense_enough]
+        indptr = offsets(np.bincount(rows[candidate], minlength=m))
+        cols = csr.indices[candidate]
+        segments = _blocks(indptr, cols, b, b, n)
+        taken = np.bincount(segments.block, weights=segments.length, minlength=segments.block_row.shape[0]) >= need
         seg_taken = taken[segments.block]
         held = np.repeat(seg_taken, segments.length)
         chosen = _Segments(segments.length[seg_taken], segments.row[seg_taken], run_ids(taken)[segments.block[seg_taken]],
                            segments.block_row[taken], segments.block_col[taken])
-        parts.append(_assemble(csr, remaining[held], cols[held], chosen, b, b))
-        remaining = remaining[~held]
+        parts.append(_assemble(csr, candidate[held], cols[held], chosen, b, b))
+        if held.any():
+            gone = np.zeros(csr.slots, bool)
+            gone[candidate[held]] = True
+            remaining = np.flatnonzero(~gone) if remaining is None else remaining[~gone[remaining]]
     return tuple(parts)
+
+
+def _take(array: np.ndarray, index: Optional[np.ndarray]) -> np.ndarray:
+    return array if index is None else array[index]
 
 
 @dataclass(frozen=True, eq=False)
