@@ -6,9 +6,10 @@ For each matrix (default: the bundled ones and those of ../shared/data that are 
 every conversion from canonical CSR (median of ``--runs``), the ``values()`` refresh that runs per
 call when only the values change, SciPy's own ``tocsc`` and ``tobsr`` where they exist (``tobsr``
 on the matrix padded with empty rows and columns to a multiple of the block size, as SciPy
-requires, and with ``sort_indices()`` after it, since ours sorts the blocks), and one SciPy SpMM
-with 32 columns. Columns: our time, SciPy's, ours / SciPy, and ours / SpMM (how many SpMM calls
-the conversion costs, so how many it takes to amortize it).
+requires; SciPy leaves the blocks of a block row in the order it met them, so ``tobsr`` followed
+by the ``sort_indices()`` that gives our sorted blocks is timed too), and one SciPy SpMM with 32
+columns. Columns: our time, SciPy's, ours / SciPy, ours / SpMM (how many SpMM calls the
+conversion costs, so how many it takes to amortize it), then the same for ``values()``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def padded_to(A: sp.csr_matrix, b: int) -> sp.csr_matrix:
     return sp.csr_matrix((A.data, A.indices, indptr), shape=(mp, np_))
 
 
-def scipy_bsr(A: sp.csr_matrix, b: int) -> Callable[[], object]:
+def scipy_sorted_bsr(A: sp.csr_matrix, b: int) -> Callable[[], object]:
     def convert():
         B = A.tobsr((b, b))
         B.sort_indices()
@@ -58,19 +59,24 @@ def scipy_bsr(A: sp.csr_matrix, b: int) -> Callable[[], object]:
 
 
 def cases(A: sp.csr_matrix) -> list[tuple[str, Callable, Optional[Callable], Optional[Callable]]]:
-    """(name, our conversion, SciPy's or None, our values() refresh or None)."""
+    """(name, our conversion (None: the previous row's), SciPy's or None, our values() refresh
+    or None)."""
     out = []
 
     def add(name, ours, theirs=None, refresh=True):
         fmt = ours()
         out.append((name, ours, theirs, (lambda: fmt.values(A.data)) if refresh else None))
+        return fmt
 
     add("canonical (Csr)", lambda: F.canonical(A), lambda: A.copy().sum_duplicates(), refresh=False)
     add("Csc", lambda: F.Csc.from_csr(A), A.tocsc)
     add("Dcsr", lambda: F.Dcsr.from_csr(A), refresh=False)
     add("Csf (2 levels)", lambda: F.Csf.from_csr(A), refresh=False)
     for b in (2, 4, 8):
-        add(f"Bsr {b}x{b}", lambda b=b: F.Bsr.from_csr(A, (b, b)), scipy_bsr(padded_to(A, b), b))
+        padded = padded_to(A, b)
+        add(f"Bsr {b}x{b}", lambda b=b: F.Bsr.from_csr(A, (b, b)), lambda b=b, padded=padded: padded.tobsr((b, b)))
+        # The same conversion of ours, against SciPy's blocks sorted as ours are.
+        out.append(("  vs SciPy + sort_indices", None, scipy_sorted_bsr(padded, b), None))
     add("bsr.decompose (32,16,4)", lambda: F.bsr.decompose(A, (32, 16, 4)), refresh=False)
     add("Ell 32", lambda: F.Ell.from_csr(A, 32))
     add("PaddedCsr 8", lambda: F.PaddedCsr.from_csr(A, 8))
@@ -85,7 +91,7 @@ def bench(name: str, A: sp.csr_matrix, runs: int) -> list[dict]:
     spmm = median_ms(lambda: A @ X, runs)
     rows = []
     for label, ours, theirs, refresh in cases(A):
-        ours_ms = median_ms(ours, runs)
+        ours_ms = median_ms(ours, runs) if ours else rows[-1]["ours_ms"]
         theirs_ms = median_ms(theirs, runs) if theirs else None
         refresh_ms = median_ms(refresh, runs) if refresh else None
         rows.append(dict(matrix=name, conversion=label, ours_ms=ours_ms, scipy_ms=theirs_ms, values_ms=refresh_ms,
