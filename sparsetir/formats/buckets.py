@@ -144,12 +144,13 @@ def _segments(indptr: np.ndarray, cols: np.ndarray, col_parts: int,
         row = np.flatnonzero(lengths).astype(np.int32)
         return indptr[row].astype(np.int64), lengths[row].astype(np.int64), row, np.zeros(row.shape[0], np.int32)
     nnz = cols.shape[0]
+    if not nnz:  # (also when there are no columns, so span may be 0)
+        empty = np.zeros(0, np.int64)
+        return empty, empty, np.zeros(0, np.int32), np.zeros(0, np.int32)
     part = divmod_pow2(cols, span)[0]
     flags = np.empty(nnz, bool)
-    if nnz:
-        flags[0] = True
-        np.not_equal(part[1:], part[:-1], out=flags[1:])
-        flags[indptr[:-1][lengths > 0]] = True  # each row starts a segment
+    np.not_equal(part[1:], part[:-1], out=flags[1:])
+    flags[indptr[:-1][lengths > 0]] = True  # each row starts a segment (position 0 included)
     start = np.flatnonzero(flags)
     return start, np.diff(np.append(start, nnz)), entry_rows(indptr)[start], part[start]
 

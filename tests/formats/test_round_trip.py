@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from formats_cases import CONVERSIONS, EDGE_CASES, assert_same_csr, canonical_scipy, dense_of, slot_map
+from formats_cases import CONVERSIONS, EDGE_CASES, arrays, assert_same_csr, canonical_scipy, dense_of, slot_map
 
+from sparsetir import data
 from sparsetir import formats as F
 
 
@@ -52,6 +53,22 @@ def test_bundled_matrices(bundled, conversion):
     check_format(CONVERSIONS[conversion](A), A, dense=name != "pubmed")
 
 
+@pytest.mark.parametrize("conversion", sorted(CONVERSIONS))
+def test_shuffled_with_duplicates(conversion):
+    """cora with every row's entries shuffled and a tenth of them stored twice (integer values,
+    so SciPy's sums and ours agree exactly)."""
+    A = data.load("cora")
+    rng = np.random.default_rng(0)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    again = rng.random(A.nnz) < 0.1
+    rows = np.concatenate([rows, rows[again]])
+    cols = np.concatenate([A.indices, A.indices[again]])
+    values = rng.integers(-5, 6, rows.size).astype(np.float32)
+    order = rng.permutation(rows.size)
+    shuffled = arrays(rows[order], cols[order], values[order], A.shape)
+    check_format(CONVERSIONS[conversion](shuffled), shuffled)
+
+
 @pytest.mark.parametrize("conversion", ["csc", "bsr4x4", "ell32", "padded4", "hybrid3"])
 def test_shared_matrices(shared, conversion):
     _, A = shared
@@ -92,8 +109,6 @@ def test_canonical_owns_its_arrays():
 def test_canonical_sums_duplicates_in_storage_order():
     # float32 sums depend on order: (1e8 + 1) - 1e8 is 0 in float32, 1e8 + (1 - 1e8) is 0 too,
     # but the order must be the input's, the same in every format.
-    from formats_cases import arrays
-
     A = arrays([0, 0, 0], [1, 1, 1], [1e8, 1, -1e8], (1, 2))
     expected = np.float32(np.float32(np.float32(1e8) + np.float32(1)) + np.float32(-1e8))
     for conversion in CONVERSIONS.values():
