@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from hypothesis import strategies as st
 
 from sparsetir import formats as F
 
@@ -186,3 +187,19 @@ EDGE_CASES: dict[str, Callable] = {
     "long_rows_w32": lambda: _long_rows(32, 1),
     "csr_array": lambda: sp.csr_array(sp.random(8, 9, density=0.3, format="csr", random_state=7, dtype=np.float32)),
 }
+
+
+@st.composite
+def matrices(draw, max_dim: int = 12, max_entries: int = 40):
+    """A CSR input: random shape, entries in random order within rows, duplicates, explicit
+    zeros (small integer values, so sums of duplicates are exact), int32 or int64 indices,
+    float32 or float64 values."""
+    m = draw(st.integers(0, max_dim))
+    n = draw(st.integers(0, max_dim))
+    count = draw(st.integers(0, max_entries)) if m and n else 0
+    rows = draw(st.lists(st.integers(0, max(m - 1, 0)), min_size=count, max_size=count))
+    cols = draw(st.lists(st.integers(0, max(n - 1, 0)), min_size=count, max_size=count))
+    values = draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count))
+    index_dtype = draw(st.sampled_from([np.int32, np.int64]))
+    value_dtype = draw(st.sampled_from([np.float32, np.float64]))
+    return arrays(rows, cols, values, (m, n), index_dtype, value_dtype)

@@ -4,27 +4,11 @@ a fresh conversion, and maps every entry to a slot holding it."""
 from __future__ import annotations
 
 import numpy as np
-from formats_cases import CONVERSIONS, arrays, assert_same_csr, canonical_scipy, dense_of, padding, slot_map
+from formats_cases import CONVERSIONS, assert_same_csr, canonical_scipy, dense_of, matrices, padding, slot_map
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparsetir import formats as F
-
-
-@st.composite
-def matrices(draw, max_dim: int = 12, max_entries: int = 40):
-    """A CSR input: random shape, entries in random order within rows, duplicates, explicit
-    zeros (small integer values, so sums of duplicates are exact), int32 or int64 indices,
-    float32 or float64 values."""
-    m = draw(st.integers(0, max_dim))
-    n = draw(st.integers(0, max_dim))
-    count = draw(st.integers(0, max_entries)) if m and n else 0
-    rows = draw(st.lists(st.integers(0, max(m - 1, 0)), min_size=count, max_size=count))
-    cols = draw(st.lists(st.integers(0, max(n - 1, 0)), min_size=count, max_size=count))
-    values = draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count))
-    index_dtype = draw(st.sampled_from([np.int32, np.int64]))
-    value_dtype = draw(st.sampled_from([np.float32, np.float64]))
-    return arrays(rows, cols, values, (m, n), index_dtype, value_dtype)
 
 
 def hybrids():

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from formats_cases import EDGE_CASES, canonical_scipy, dense_of
+from formats_cases import EDGE_CASES, canonical_scipy, dense_of, matrices
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import matrices
 
 from sparsetir import ArgumentError
 from sparsetir import formats as F

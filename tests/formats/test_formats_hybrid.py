@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from formats_cases import EDGE_CASES, padding
+from formats_cases import EDGE_CASES, matrices, padding
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import matrices
 
 from sparsetir import formats as F
 
