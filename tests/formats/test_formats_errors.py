@@ -147,3 +147,16 @@ def test_values_checks_out(out, got):
 def test_argument_error_is_a_value_error():
     with pytest.raises(ValueError):
         F.Ell.from_csr(good(), 0)
+
+
+def test_formats_do_not_import_ops():
+    # sparsetir.ops will import sparsetir.formats, never the other way round.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, sparsetir.formats; assert hasattr(sparsetir.formats, 'Bsr'); "
+            "print(any(m.startswith('sparsetir.ops') for m in sys.modules))")
+    checkout = Path(__file__).resolve().parents[2]  # this checkout's package, not an installed one
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=checkout)
+    assert out.stdout.strip() == "False"
