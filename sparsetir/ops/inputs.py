@@ -30,9 +30,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..errors import ArgumentError
 from ..runtime.arrays import kernel_view
-from ..runtime.structure import indptr_problem
+from ..runtime.csr_checks import as_int32, check_offsets, check_structure, fail  # noqa: F401 (re-exported)
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -120,11 +119,6 @@ class CsrInput:
         return runs, reach
 
 
-def fail(what: str, message: str) -> None:
-    """Raise ``ArgumentError`` about the argument ``what``."""
-    raise ArgumentError(f"{what}: {message}")
-
-
 def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
     """``parts + 1`` row boundaries splitting the rows into chunks of equal nonzeros + rows.
 
@@ -142,43 +136,6 @@ def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
         low = bisect.bisect_left(range(m + 1), goal, lo=low, key=lambda k: int(indptr[k]) + k)
         part[t] = low
     return part
-
-
-def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int) -> None:
-    """Validate a CSR-like ``indptr`` (called ``name``) of ``rows`` rows over ``nnz`` entries with
-    the kernels' own validator (``runtime.structure.indptr_problem``), naming the first problem."""
-    if indptr.ndim != 1:
-        fail(what, f"{name}: must be 1-D, got shape {indptr.shape}")
-    problem = indptr_problem(name, indptr, rows, nnz, f"{rows} rows", f"the number of stored values {nnz}")
-    if problem is not None:
-        fail(what, f"{name}: {problem}")
-
-
-def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
-    """Validate CSR-like structure arrays, naming the first problem."""
-    check_offsets(what, "indptr", indptr, rows, nnz)
-    if indices.ndim != 1 or indices.shape[0] != nnz:
-        fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
-    if nnz:
-        low, high = int(indices.min()), int(indices.max())
-        if low < 0 or high >= cols:
-            bad = low if low < 0 else high
-            fail(what, f"column index {bad} is out of range for {cols} columns")
-
-
-def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
-    """``array`` as a contiguous int32 array (a copy when it is another integer type)."""
-    if array.dtype.kind not in "iu":
-        fail(what, f"{name} must be an integer array, got dtype {array.dtype}")
-    if array.dtype != np.int32:
-        if array.size and (array.max() > _INT32_MAX or array.min() < 0):
-            fail(what, f"{name} has values that do not fit in int32")
-        array = array.astype(np.int32)
-    if not array.flags.writeable:
-        # TVM refuses read-only arrays (DLPack cannot mark them): copy once here rather than on
-        # every call. The kernels never write index arrays.
-        return np.array(array, order="C")
-    return np.ascontiguousarray(array)
 
 
 def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int]]:

@@ -1,0 +1,57 @@
+"""Validating CSR-like structure arrays at the call boundary, naming the argument and the problem.
+
+Shared by ``sparsetir.ops`` (its operands) and ``sparsetir.formats`` (conversion inputs), which
+must not depend on each other: every message reads ``"<argument>: <problem>"`` and is raised as
+``sparsetir.ArgumentError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError
+from .structure import indptr_problem
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def fail(what: str, message: str) -> None:
+    """Raise ``ArgumentError`` about the argument ``what``."""
+    raise ArgumentError(f"{what}: {message}")
+
+
+def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int) -> None:
+    """Validate a CSR-like ``indptr`` (called ``name``) of ``rows`` rows over ``nnz`` entries with
+    the kernels' own validator (``runtime.structure.indptr_problem``), naming the first problem."""
+    if indptr.ndim != 1:
+        fail(what, f"{name}: must be 1-D, got shape {indptr.shape}")
+    problem = indptr_problem(name, indptr, rows, nnz, f"{rows} rows", f"the number of stored values {nnz}")
+    if problem is not None:
+        fail(what, f"{name}: {problem}")
+
+
+def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
+    """Validate CSR-like structure arrays, naming the first problem."""
+    check_offsets(what, "indptr", indptr, rows, nnz)
+    if indices.ndim != 1 or indices.shape[0] != nnz:
+        fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
+    if nnz:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= cols:
+            bad = low if low < 0 else high
+            fail(what, f"column index {bad} is out of range for {cols} columns")
+
+
+def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
+    """``array`` as a contiguous int32 array (a copy when it is another integer type)."""
+    if array.dtype.kind not in "iu":
+        fail(what, f"{name} must be an integer array, got dtype {array.dtype}")
+    if array.dtype != np.int32:
+        if array.size and (array.max() > _INT32_MAX or array.min() < 0):
+            fail(what, f"{name} has values that do not fit in int32")
+        array = array.astype(np.int32)
+    if not array.flags.writeable:
+        # TVM refuses read-only arrays (DLPack cannot mark them): copy once here rather than on
+        # every call. The kernels never write index arrays.
+        return np.array(array, order="C")
+    return np.ascontiguousarray(array)
