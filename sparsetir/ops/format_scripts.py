@@ -57,25 +57,32 @@ def bsr_gather_spmm_script(block: int, feat: int, dtype: str) -> SparseFunction:
 def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
     """C = A @ B for A as ELL buckets of the given ``widths``, values gathered from ``D``.
 
-    One iteration sets C to 0 (``zero``), then one per bucket ``w`` adds each ELL row's products
-    into its row of C: ``C[R_w[i], k] += D[S_w[i, j]] * B[J_w[i, j], k]`` over the ``w`` slots of
-    ELL row ``i`` (``rows_w`` of them; a long row of A is several ELL rows). Written as text and
-    parsed, since the number of buckets varies.
+    Bucket ``w`` holds the rows whose entries fit ``w`` slots (the widest bucket also the longer
+    rows, each in several pieces of ``w`` slots), three levels deep: the bucket's rows ``R_w``
+    (their ids are the axis's coordinates), the pieces of each row ``P_w`` (one, except in the
+    widest bucket), the ``w`` slots of a piece ``J_w`` (columns; padding slots have ``S = -1``).
+    Each row is in one bucket, so each bucket's iteration is an ordinary reduction into its rows
+    of C (``T.init()`` and all), scheduled like CSR SpMM; rows in no bucket (empty rows) are set
+    to 0 by the first iteration. Written as text and parsed, since the number of buckets varies.
     """
-    head = ["data: T.handle", "b: T.handle", "c: T.handle"]
-    decls, body = [], []
+    cast0 = f'T.cast(0, "{dtype}")'
+    head = ["data: T.handle", "b: T.handle", "c: T.handle", "empty: T.handle", "nempty: T.int32"]
+    decls = ['    E = T.sparse_fixed(O, (m, nempty), empty, "int32", sorted=False)']
+    body = ['    with T.sp_iter([O, E, K], "SSS", "zero") as [o, e, k]:', f"        C[e, k] = {cast0}"]
     for w in widths:
-        head += [f"rows_{w}: T.handle", f"cols_{w}: T.handle", f"src_{w}: T.handle", f"nrows_{w}: T.int32"]
+        head += [f"rows_{w}: T.handle", f"pieces_{w}: T.handle", f"cols_{w}: T.handle", f"src_{w}: T.handle",
+                 f"nrows_{w}: T.int32", f"maxp_{w}: T.int32", f"npieces_{w}: T.int32"]
         decls += [
-            f"    R{w} = T.dense_fixed(nrows_{w})",
-            f"    J{w} = T.sparse_fixed(R{w}, (n, {w}), cols_{w}, \"int32\", sorted=False)",
-            f"    ROW_{w} = T.match_sparse_buffer(rows_{w}, (R{w},), \"int32\")",
-            f"    SRC_{w} = T.match_sparse_buffer(src_{w}, (R{w}, J{w}), \"int32\")",
+            f'    R{w} = T.sparse_fixed(O, (m, nrows_{w}), rows_{w}, "int32", sorted=False)',
+            f'    P{w} = T.dense_variable(R{w}, (maxp_{w}, npieces_{w}), pieces_{w}, "int32")',
+            f'    J{w} = T.sparse_fixed(P{w}, (n, {w}), cols_{w}, "int32", sorted=False)',
+            f'    S{w} = T.match_sparse_buffer(src_{w}, (O, R{w}, P{w}, J{w}), "int32")',
         ]
         body += [
-            f"    with T.sp_iter([R{w}, J{w}, K], \"SRS\", \"ell_{w}\") as [i, j, k]:",
-            f"        C[ROW_{w}[i], k] = C[ROW_{w}[i], k] + T.if_then_else(SRC_{w}[i, j] >= 0, "
-            f"D[SRC_{w}[i, j]] * B[j, k], T.cast(0, \"{dtype}\"))",
+            f'    with T.sp_iter([O, R{w}, P{w}, J{w}, K], "SSRRS", "ell_{w}") as [o, r, p, j, k]:',
+            "        with T.init():",
+            f"            C[r, k] = {cast0}",
+            f"        C[r, k] = C[r, k] + T.if_then_else(S{w}[o, r, p, j] >= 0, D[S{w}[o, r, p, j]] * B[j, k], {cast0})",
         ]
     head += ["m: T.int32", "n: T.int32", "nnz: T.int32"]
     text = "\n".join([
@@ -85,16 +92,15 @@ def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> Sparse
         "@T.prim_func",
         f"def hybrid_spmm({', '.join(head)}) -> None:",
         '    T.func_attr({"global_symbol": "ops_hybrid_spmm", "tir.noalias": True, "sparse_tir_level": 2})',
+        "    O = T.dense_fixed(1)",
         "    I = T.dense_fixed(m)",
         "    N = T.dense_fixed(n)",
         f"    K = T.dense_fixed({feat})",
         "    NZ = T.dense_fixed(nnz)",
         *decls,
-        f"    D = T.match_sparse_buffer(data, (NZ,), \"{dtype}\")",
-        f"    B = T.match_sparse_buffer(b, (N, K), \"{dtype}\")",
-        f"    C = T.match_sparse_buffer(c, (I, K), \"{dtype}\")",
-        "    with T.sp_iter([I, K], \"SS\", \"zero\") as [i, k]:",
-        f"        C[i, k] = T.cast(0, \"{dtype}\")",
+        f'    D = T.match_sparse_buffer(data, (NZ,), "{dtype}")',
+        f'    B = T.match_sparse_buffer(b, (N, K), "{dtype}")',
+        f'    C = T.match_sparse_buffer(c, (I, K), "{dtype}")',
         *body,
         "",
     ])

@@ -27,8 +27,9 @@ from ..runtime.target import host_target
 from ..schedule import cpu_recipes as recipes
 from ..schedule.schedule import Schedule
 from ..transforms import pipeline
+from ..transforms.horizontal_fusion import horizontal_fusion
 from ..transforms.partition import partition_rows
-from . import scripts
+from . import format_scripts, scripts
 from .fuse_rows import fold_row_epilogue, fuse_row_loops
 from .prefetch import prefetch_gathered_rows
 
@@ -43,6 +44,7 @@ class KernelKey:
     block: tuple[int, int] = (0, 0)
     prefetch: bool = False
     prefetch_lines: int = 0  # with ``prefetch``: the first lines of each row only (0: all)
+    widths: tuple[int, ...] = ()  # ELL bucket widths (``hybrid_spmm``)
 
 
 def vector_lanes(dtype: str) -> int:
@@ -198,6 +200,33 @@ def make_ell_spmm(key: KernelKey) -> Stage2Function:
     return _scheduled(f2, schedule)
 
 
+def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
+    """BSR SpMM with values gathered from CSR (``format_scripts``): chunks of block rows with
+    equal work in parallel, the block row's output tile in registers (``schedule_bsr_blocked``)."""
+    b = key.block[0]
+    f2 = _partitioned(_stage2(format_scripts.bsr_gather_spmm_script(b, key.feat, key.dtype)), "bsr0", parallel=True)
+    return _scheduled(f2, lambda s: recipes.schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
+
+
+def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
+    """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
+    bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), each bucket
+    register-tiled as CSR SpMM is."""
+    lanes = vector_lanes(key.dtype)
+    blocks = ["zero0"] + [f"ell_{w}0" for w in key.widths]
+    f2 = horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)), blocks)
+
+    def schedule(s: Schedule) -> None:
+        width = recipes.vector_width_for(key.feat, lanes)
+        if width > 1:
+            _, kv = s.split(s.get_loops("zero0")[-1], [None, width], disable_predication=True)
+            s.vectorize(kv)
+        for w in key.widths:
+            recipes.schedule_spmm(s, f"ell_{w}0", f"ell_{w}1", key.feat, lanes, parallel=False)
+
+    return _scheduled(f2, schedule)
+
+
 def make_softmax(key: KernelKey) -> Stage2Function:
     """Sparse softmax: nnz-balanced row chunks in parallel."""
     return _partitioned(_stage2(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
@@ -216,6 +245,8 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "bsr_spmm": make_bsr_spmm,
     "ell_spmm": make_ell_spmm,
     "softmax": make_softmax,
+    "bsr_gather_spmm": make_bsr_gather_spmm,
+    "hybrid_spmm": make_hybrid_spmm,
 }
 
 
