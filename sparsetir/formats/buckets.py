@@ -28,7 +28,7 @@ from ..runtime.csr_checks import fail
 from .base import positive_int
 from .csr import Csr
 from .entries import Scatter
-from .vectorized import divmod_pow2, entry_rows, index_dtype, offsets, stable_counting_order
+from .vectorized import POSITION, divmod_pow2, entry_rows, offsets, stable_counting_order
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,9 +111,8 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     base = np.empty_like(slot_base)
     base[order] = slot_base
     slots = int(slot_base[-1] + sorted_width[-1]) if order.size else 0
-    slot_dtype = index_dtype(slots)
-    slot_of_entry = np.repeat((base - piece_start).astype(slot_dtype), piece_len)
-    slot_of_entry += np.arange(nnz, dtype=slot_dtype)
+    slot_of_entry = np.repeat(base - piece_start, piece_len)
+    slot_of_entry += np.arange(nnz, dtype=POSITION)
 
     full = seg_full[piece_seg]
     pad = np.where(full, cols[piece_start + piece_len - 1], absent[piece_seg]).astype(np.int32)
@@ -165,9 +164,9 @@ def _absent_columns(cols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray
         lengths = seg_len[look]
         within = np.arange(int(lengths.sum())) - np.repeat(offsets(lengths)[:-1], lengths)
         entry = np.repeat(seg_start[look], lengths) + within
-        stored = (cols[entry] == np.repeat(seg_first[look], lengths) + within).astype(np.int64)
+        stored = cols[entry] == np.repeat(seg_first[look], lengths) + within
         prefix = np.zeros(stored.shape[0] + 1, np.int64)
-        np.cumsum(stored, out=prefix[1:])
+        prefix[1:] = np.cumsum(stored, dtype=np.int32)  # (bool -> int64 directly is NumPy's slow path)
         ends = offsets(lengths)
         # The matches form a prefix of each segment: their count is the first absent offset.
         absent[look] += prefix[ends[1:]] - prefix[ends[:-1]]

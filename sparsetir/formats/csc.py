@@ -15,7 +15,7 @@ import numpy as np
 from .base import Format
 from .csr import canonical
 from .entries import Scatter
-from .vectorized import entry_rows, index_dtype, transpose
+from .vectorized import POSITION, entry_rows, transpose
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +38,7 @@ class Csc(Format):
         """``A`` (any CSR input) in compressed sparse columns."""
         csr = canonical(A, "Csc.from_csr: A", copy=False)
         indptr, rows, order = transpose(csr.indptr, csr.indices, csr.shape)
-        slot_of_entry = np.empty(csr.slots, index_dtype(csr.slots))
+        slot_of_entry = np.empty(csr.slots, POSITION)
         slot_of_entry[order] = np.arange(csr.slots, dtype=slot_of_entry.dtype)
         entry_slot = csr.compose(slot_of_entry)
         return cls(indptr, rows, csr.data[order], csr.shape, csr.dtype, entry_slot, csr.slots, csr.injective,

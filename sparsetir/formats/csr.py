@@ -23,7 +23,7 @@ import scipy.sparse
 from ..runtime.csr_checks import as_int32, check_structure, fail
 from .base import Format
 from .entries import Scatter
-from .vectorized import _INT32_MAX, entry_rows, index_dtype, offsets, run_ids, run_starts
+from .vectorized import _INT32_MAX, POSITION, entry_rows, offsets, run_ids, run_starts
 
 VALUE_DTYPES = ("float32", "float64")
 
@@ -124,7 +124,7 @@ class Csr(Format):
     def entry_slot(self) -> np.ndarray:
         """The entry map: the slot (canonical position) of each input entry."""
         if self._entry_slot is None:  # identity: conversions never need it, so it is made late
-            object.__setattr__(self, "_entry_slot", np.arange(self.slots, dtype=index_dtype(self.slots)))
+            object.__setattr__(self, "_entry_slot", np.arange(self.slots, dtype=POSITION))
         return self._entry_slot
 
     @property

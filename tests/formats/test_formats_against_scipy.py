@@ -73,3 +73,26 @@ def test_csc_equals_tocsc_bundled(bundled):
     np.testing.assert_array_equal(ours.indptr, theirs.indptr)
     np.testing.assert_array_equal(ours.indices, theirs.indices)
     np.testing.assert_array_equal(ours.data, theirs.data)
+
+
+@pytest.mark.parametrize("blocksize", [(2, 2), (3, 5), (4, 4)])
+def test_bitmap_and_sort_find_the_same_blocks(monkeypatch, blocksize):
+    """``_blocks`` marks blocks in a bitmap when they are few, else sorts: both give the same."""
+    from sparsetir.formats import bsr
+
+    A = sp.random(200, 150, density=0.05, format="csr", random_state=9, dtype=np.float32)
+    monkeypatch.setattr(bsr, "_BITMAP_CELLS_PER_SEGMENT", 0)
+    by_sort = F.Bsr.from_csr(A, blocksize)
+    monkeypatch.setattr(bsr, "_BITMAP_CELLS_PER_SEGMENT", 10**9)
+    by_bitmap = F.Bsr.from_csr(A, blocksize)
+    assert_bsr_matches(by_sort, by_bitmap)
+    np.testing.assert_array_equal(by_sort.entry_slot, by_bitmap.entry_slot)
+    assert_bsr_matches(by_sort, scipy_bsr(padded_like_scipy(A, blocksize), blocksize))
+
+
+def padded_like_scipy(A, blocksize):
+    br, bc = blocksize
+    m, n = A.shape
+    mp, np_ = -(-m // br) * br, -(-n // bc) * bc
+    indptr = np.concatenate([A.indptr, np.full(mp - m, A.indptr[-1], A.indptr.dtype)])
+    return sp.csr_matrix((A.data, A.indices, indptr), shape=(mp, np_))
