@@ -5,7 +5,9 @@ The columns are split into ``col_parts`` equal ranges of ``ceil(n / col_parts)``
 last shorter). Within a range, a row's entries (contiguous, since canonical rows are sorted)
 form a *segment*. A segment of L entries becomes ``L // W`` pieces of ``W = widths[-1]`` entries
 and, when ``L % W`` entries remain, one remainder piece; every piece goes to the bucket of the
-smallest width that holds it, in its column range. A bucket is an ELL array: one row of
+smallest width that holds it, in its column range (``remainder="fit"``), or, with
+``remainder="widest"``, every piece of a segment longer than ``W`` goes to the widest bucket, so
+that each segment lies in one bucket (a kernel that sums a row's pieces in one place needs it). A bucket is an ELL array: one row of
 ``width`` slots per piece, the piece's entries first, then padding.
 
 Padding slots hold value 0 and a column the original row does not store, so that reading the
@@ -76,8 +78,15 @@ class Pieces:
     pad_absent: bool
 
 
-def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
+#: Where the remainder piece of a segment longer than the widest width goes (see the module).
+REMAINDERS = ("fit", "widest")
+
+
+def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...], remainder: str = "fit") -> Pieces:
     """The ELL pieces of canonical ``csr`` (see the module), ``widths`` increasing."""
+    if remainder not in REMAINDERS:
+        fail("split_rows: remainder", f"must be one of {', '.join(map(repr, REMAINDERS))}, got {remainder!r}")
+    keep_widest = remainder == "widest"
     m, n = csr.shape
     nnz = csr.slots
     cols = csr.indices
@@ -97,6 +106,8 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...]) -> Pieces:
     piece_len = np.minimum(widest, seg_len[piece_seg] - k * widest)
     width_of = np.asarray(widths, np.int64)
     piece_width_index = np.searchsorted(width_of, piece_len, side="left")
+    if keep_widest:
+        piece_width_index[piece_count[piece_seg] > 1] = nw - 1
     bucket = seg_part[piece_seg].astype(np.int64) * nw + piece_width_index
 
     # Pieces are made in (row, range, column) order, which tiles the canonical entries; a

@@ -53,9 +53,13 @@ from .inputs import (
 from .csr_tensors import CsrTensors, csr_tensors
 from .kernels import KernelKey, KernelLibrary
 from . import autograd as _autograd
+from . import auto as _auto
+from . import formatted
+from .formatted import SpmmFormat
 
 __all__ = [
     "CsrTensors",
+    "SpmmFormat",
     "bsr_spmm",
     "csr_tensors",
     "ell_spmm",
@@ -179,24 +183,78 @@ def _empty(shape: tuple[int, ...], dtype: str, like_torch: bool) -> Any:
     return torch_module().from_numpy(out) if like_torch else out
 
 
-def spmm(A: Any, X: Any) -> Any:
+def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
     """``A @ X``: CSR ``A`` (scipy, or torch sparse CSR) times dense 2-D ``X`` (numpy or torch).
 
     Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
-    ``X`` must have the same dtype (float32 or float64).
+    ``X`` must have the same dtype (float32 or float64). ``format`` computes on another format
+    than CSR, converted once per sparse structure: ``"bsr"``, ``"ell"``, ``"hyb"``, ``"auto"``
+    (chosen per matrix and width by timing candidates on first use), or an ``SpmmFormat`` with
+    its parameters (``formatted.py``, ``auto.py``; docs/ops.md).
     """
     if _autograd.wants_torch(A, X):
-        return _autograd.spmm(A, X)
+        return _autograd.spmm(A, X, format)
     a = _csr("spmm: A", A)
     X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
     m, n = a.shape
     feat = int(X.shape[1])
+    if format != "csr":
+        return _spmm_formatted(A, a, X, format)
     C = _empty((m, feat), a.dtype, is_torch_tensor(X))
     if m == 0 or feat == 0:
         C[...] = 0
         return C
     _call(_kernel(a, "spmm", feat), (current_values(A, a), X, C) + a.tail, a.nnz * feat)
     return C
+
+
+def _spmm_formatted(A: Any, a: CsrInput, X: Any, spec: Any) -> Any:
+    """``spmm`` on format ``spec`` (resolved per matrix; ``"auto"`` chosen by ``auto.choose``)."""
+    if isinstance(spec, str) and spec == "auto":
+        fmt = _auto.choose(A, a, X)
+    else:
+        fmt = formatted.resolve("spmm: format", spec, _stats(A, a))
+    m = a.shape[0]
+    feat = int(X.shape[1])
+    if fmt.name == "csr" or m == 0 or feat == 0 or a.nnz == 0:
+        return spmm(A, X)
+    form = converted(A, a, fmt)
+    C, view = formatted.output(form, m, feat, a.dtype)
+    _call(_format_kernel(form, a.dtype, feat), _format_arguments(A, a, form, X, C), a.nnz * feat)
+    return torch_module().from_numpy(view) if is_torch_tensor(X) else view
+
+
+def converted(A: Any, a: CsrInput, fmt: "formatted.SpmmFormat") -> Any:
+    """``A`` (prepared as ``a``) in format ``fmt``: converted on first use, cached with ``A``."""
+    return prepared.get(f"format {fmt}", A, lambda: formatted.convert(a, _raw_values(A, a), fmt, _parts()))
+
+
+def _stats(A: Any, a: CsrInput) -> Any:
+    """``sparsetir.formats.stats`` of ``A``'s structure, cached with ``A``."""
+    from .. import formats
+
+    return prepared.get("stats", A, lambda: formats.stats(formats.from_arrays(a.indptr, a.indices,
+                                                                              np.ones(a.nnz, a.dtype), a.shape)))
+
+
+def _format_kernel(form: Any, dtype: str, feat: int) -> Any:
+    if isinstance(form, formatted.BsrForm):
+        b = form.fmt.block
+        return library.get(KernelKey("bsr_gather_spmm", dtype, feat, (b, b)))
+    return library.get(KernelKey("hybrid_spmm", dtype, feat, widths=form.fmt.widths))
+
+
+def _format_arguments(A: Any, a: CsrInput, form: Any, X: Any, C: Any) -> tuple:
+    # A form whose values are re-laid out per call (duplicate entries) needs them as NumPy.
+    values = _raw_values(A, a) if form.refresh else current_values(A, a)
+    if isinstance(form, formatted.BsrForm):
+        return form.arguments(values, formatted.padded_operand(form, X), C, a.nnz)
+    return form.arguments(values, X, C, a.shape, a.nnz)
+
+
+def _raw_values(A: Any, a: CsrInput) -> np.ndarray:
+    """``A``'s current values as a NumPy array (not a kernel view)."""
+    return current_values(A, a) if a.is_torch else a.data
 
 
 def sddmm(A: Any, X: Any, Y: Any) -> Any:

@@ -193,10 +193,10 @@ def _functions() -> Any:
 
     class Spmm(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, A_tensor, A, X):
+        def forward(ctx, A_tensor, A, X, format="csr"):
             ctx.A = A
             ctx.save_for_backward(X)
-            return ops.spmm(A, X)
+            return ops.spmm(A, X, format=format)
 
         @staticmethod
         def backward(ctx, G):
@@ -208,7 +208,7 @@ def _functions() -> Any:
                 dX = p.transposed(_values(A), ops.spmm, G)
             if ctx.needs_input_grad[0]:
                 dA = _grad_of_csr(A, ops.sddmm(p.ones, G, X).data)
-            return dA, None, dX
+            return dA, None, dX, None
 
     class Sddmm(torch.autograd.Function):
         @staticmethod
@@ -372,11 +372,17 @@ def _sparse_arg(A: Any) -> Any:
     return A if _is_torch(A) else None
 
 
-def spmm(A: Any, X: Any) -> Any:
-    """``ops.spmm`` recording gradients for ``A`` (torch CSR) and ``X``."""
+def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
+    """``ops.spmm`` recording gradients for ``A`` (torch CSR) and ``X``; the forward product runs
+    on ``format``, the backward on CSR (the transposed structure)."""
     if (library := _library(A)) is not None:
+        if format != "csr":
+            from .inputs import fail
+
+            fail("spmm: format", f"{format!r} works on SciPy and torch CSR matrices in eager mode; under "
+                                 "torch.compile and with CsrTensors spmm computes on CSR (pass format='csr')")
         return library.spmm(A, X)
-    return _functions().spmm.apply(_sparse_arg(A), A, _as_torch(X))
+    return _functions().spmm.apply(_sparse_arg(A), A, _as_torch(X), format)
 
 
 def sddmm(A: Any, X: Any, Y: Any) -> Any:
