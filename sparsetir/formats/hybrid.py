@@ -3,7 +3,8 @@
 ``Hybrid.from_csr(A, col_parts, widths)`` splits the columns into ``col_parts`` equal ranges
 and, in each range, puts every row with entries there into the ELL bucket of the smallest
 width that holds its entries; a row longer than the widest width ``W`` is cut into pieces of
-``W`` entries and its remainder piece goes to the smallest bucket that fits it (the rule and the
+``W`` entries and its remainder piece goes to the smallest bucket that fits it, or with
+``remainder="widest"`` to the widest one, next to the row's other pieces (the rule and the
 padding are ``buckets.split_rows``'s). ``widths`` are increasing powers of two.
 
 Values live in one flat array (``data``): the buckets' slots one after the other, in
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..runtime.csr_checks import fail
 from .base import Format, positive_int
-from .buckets import EllPart, bucket_bounds, entry_map, row_partition, split_rows
+from .buckets import REMAINDERS, EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
 
@@ -47,12 +48,16 @@ class Hybrid(Format):
     _scatter: Optional[Scatter] = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_csr(cls, A: Any, col_parts: int = 1, widths: tuple[int, ...] = (1, 2, 4, 8, 16, 32)) -> "Hybrid":
-        """``A`` (any CSR input) in hybrid format."""
+    def from_csr(cls, A: Any, col_parts: int = 1, widths: tuple[int, ...] = (1, 2, 4, 8, 16, 32),
+                 remainder: str = "smallest") -> "Hybrid":
+        """``A`` (any CSR input) in hybrid format; ``remainder="widest"`` keeps all the pieces of a
+        row longer than the widest width in the widest bucket (see ``buckets``)."""
         col_parts = positive_int("Hybrid.from_csr: col_parts", col_parts)
         widths = _power_of_two_widths(widths)
+        if remainder not in REMAINDERS:
+            fail("Hybrid.from_csr: remainder", f"must be one of {', '.join(map(repr, REMAINDERS))}, got {remainder!r}")
         csr = canonical(A, "Hybrid.from_csr: A", copy=False)
-        pieces = split_rows(csr, col_parts, widths)
+        pieces = split_rows(csr, col_parts, widths, remainder)
         data = np.zeros(pieces.slots, csr.data.dtype)
         data[pieces.slot_of_entry] = csr.data
         return cls(col_parts, widths, pieces.buckets, pieces.indices, data, pieces.pad_absent, csr.shape, csr.dtype,
