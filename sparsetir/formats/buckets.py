@@ -5,9 +5,9 @@ The columns are split into ``col_parts`` equal ranges of ``ceil(n / col_parts)``
 last shorter). Within a range, a row's entries (contiguous, since canonical rows are sorted)
 form a *segment*. A segment of L entries becomes ``L // W`` pieces of ``W = widths[-1]`` entries
 and, when ``L % W`` entries remain, one remainder piece; every piece goes to the bucket of the
-smallest width that holds it, in its column range (``remainder="fit"``), or, with
-``remainder="widest"``, every piece of a segment longer than ``W`` goes to the widest bucket, so
-that each segment lies in one bucket (a kernel that sums a row's pieces in one place needs it). A bucket is an ELL array: one row of
+smallest width that holds it, in its column range. With ``remainder="widest"`` the remainder
+piece of a segment longer than ``W`` goes to the widest bucket instead, so that all the pieces
+of a long row lie next to each other in one bucket. A bucket is an ELL array: one row of
 ``width`` slots per piece, the piece's entries first, then padding.
 
 Padding slots hold value 0 and a column the original row does not store, so that reading the
@@ -79,14 +79,11 @@ class Pieces:
 
 
 #: Where the remainder piece of a segment longer than the widest width goes (see the module).
-REMAINDERS = ("fit", "widest")
+REMAINDERS = ("smallest", "widest")
 
 
-def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...], remainder: str = "fit") -> Pieces:
+def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...], remainder: str = "smallest") -> Pieces:
     """The ELL pieces of canonical ``csr`` (see the module), ``widths`` increasing."""
-    if remainder not in REMAINDERS:
-        fail("split_rows: remainder", f"must be one of {', '.join(map(repr, REMAINDERS))}, got {remainder!r}")
-    keep_widest = remainder == "widest"
     m, n = csr.shape
     nnz = csr.slots
     cols = csr.indices
@@ -98,16 +95,16 @@ def split_rows(csr: Csr, col_parts: int, widths: tuple[int, ...], remainder: str
     seg_full = absent >= np.minimum(seg_first + span, n)
 
     widest = widths[-1]
-    full_pieces, remainder = np.divmod(seg_len, widest)
-    piece_count = full_pieces + (remainder > 0)
+    full_pieces, left_over = np.divmod(seg_len, widest)
+    piece_count = full_pieces + (left_over > 0)
     piece_seg = np.repeat(np.arange(seg_start.shape[0]), piece_count)
     k = np.arange(piece_seg.shape[0]) - np.repeat(offsets(piece_count)[:-1], piece_count)
     piece_start = seg_start[piece_seg] + k * widest
     piece_len = np.minimum(widest, seg_len[piece_seg] - k * widest)
     width_of = np.asarray(widths, np.int64)
     piece_width_index = np.searchsorted(width_of, piece_len, side="left")
-    if keep_widest:
-        piece_width_index[piece_count[piece_seg] > 1] = nw - 1
+    if remainder == "widest":
+        piece_width_index[seg_len[piece_seg] > widest] = nw - 1
     bucket = seg_part[piece_seg].astype(np.int64) * nw + piece_width_index
 
     # Pieces are made in (row, range, column) order, which tiles the canonical entries; a

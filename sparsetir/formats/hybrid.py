@@ -4,8 +4,8 @@
 and, in each range, puts every row with entries there into the ELL bucket of the smallest
 width that holds its entries; a row longer than the widest width ``W`` is cut into pieces of
 ``W`` entries and its remainder piece goes to the smallest bucket that fits it, or with
-``remainder="widest"`` stays in the widest bucket with the other pieces (the rule and the padding
-are ``buckets.split_rows``'s). ``widths`` are increasing powers of two.
+``remainder="widest"`` to the widest one, next to the row's other pieces (the rule and the
+padding are ``buckets.split_rows``'s). ``widths`` are increasing powers of two.
 
 Values live in one flat array (``data``): the buckets' slots one after the other, in
 (column range, width) order; ``EllPart.take`` gives a bucket's (rows, width) view. ``row_bounds``
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..runtime.csr_checks import fail
 from .base import Format, positive_int
-from .buckets import EllPart, bucket_bounds, entry_map, row_partition, split_rows
+from .buckets import REMAINDERS, EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
 
@@ -49,11 +49,13 @@ class Hybrid(Format):
 
     @classmethod
     def from_csr(cls, A: Any, col_parts: int = 1, widths: tuple[int, ...] = (1, 2, 4, 8, 16, 32),
-                 remainder: str = "fit") -> "Hybrid":
-        """``A`` (any CSR input) in hybrid format; ``remainder="widest"`` keeps all pieces of a
-        long row in the widest bucket (see ``buckets``)."""
+                 remainder: str = "smallest") -> "Hybrid":
+        """``A`` (any CSR input) in hybrid format; ``remainder="widest"`` keeps all the pieces of a
+        row longer than the widest width in the widest bucket (see ``buckets``)."""
         col_parts = positive_int("Hybrid.from_csr: col_parts", col_parts)
         widths = _power_of_two_widths(widths)
+        if remainder not in REMAINDERS:
+            fail("Hybrid.from_csr: remainder", f"must be one of {', '.join(map(repr, REMAINDERS))}, got {remainder!r}")
         csr = canonical(A, "Hybrid.from_csr: A", copy=False)
         pieces = split_rows(csr, col_parts, widths, remainder)
         data = np.zeros(pieces.slots, csr.data.dtype)

@@ -212,6 +212,8 @@ def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
     """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
     bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), each bucket
     register-tiled as CSR SpMM is."""
+    if not key.widths:
+        raise ValueError("hybrid_spmm needs at least one bucket width")
     lanes = vector_lanes(key.dtype)
     blocks = ["zero0"] + [f"ell_{w}0" for w in key.widths]
     f2 = horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)), blocks)

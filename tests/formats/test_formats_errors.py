@@ -109,6 +109,7 @@ def test_from_arrays_validates():
     (lambda A: F.Hybrid.from_csr(A, 1, ()), r"^Hybrid\.from_csr: widths: needs at least one bucket width"),
     (lambda A: F.Hybrid.from_csr(A, 1, 4), r"^Hybrid\.from_csr: widths: expected a sequence of bucket widths, got int"),
     (lambda A: F.Hybrid.from_csr(A, 1, (1, 0)), r"^Hybrid\.from_csr: widths: bucket widths must be powers of two"),
+    (lambda A: F.Hybrid.from_csr(A, 1, (1, 2), remainder="largest"), r"^Hybrid\.from_csr: remainder: must be one of 'smallest', 'widest', got 'largest'"),
     (lambda A: F.Hybrid.from_csr(A, 1, (1, 2)).row_bounds(0), r"^Hybrid\.row_bounds: parts: must be a positive integer, got 0"),
     (lambda A: F.Hybrid.from_csr(A, 1, (1, 2)).row_bounds(np.array([0, 3])), r"^Hybrid\.row_bounds: parts: row boundaries must be a non-decreasing 1-D array from 0 to 2"),
     (lambda A: F.Ell.from_csr(A, 2).row_partition(1.5), r"^Ell\.row_partition: parts: must be a positive integer, got 1\.5"),

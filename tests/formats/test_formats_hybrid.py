@@ -45,10 +45,19 @@ def check_buckets(h: F.Hybrid, A) -> None:
 
 @settings(max_examples=200)
 @given(matrices(max_dim=20, max_entries=80), st.integers(1, 4),
-       st.lists(st.integers(0, 4), min_size=1, max_size=4, unique=True))
-def test_bucketing_rule(A, col_parts, exponents):
+       st.lists(st.integers(0, 4), min_size=1, max_size=4, unique=True), st.sampled_from(["smallest", "widest"]))
+def test_bucketing_rule(A, col_parts, exponents, remainder):
     widths = tuple(1 << k for k in sorted(exponents))
-    check_buckets(F.Hybrid.from_csr(A, col_parts, widths), A)
+    h = F.Hybrid.from_csr(A, col_parts, widths, remainder=remainder)
+    check_buckets(h, A)
+    if remainder == "widest":
+        # A row split into several pieces has all of them in the widest bucket of its range.
+        for p in range(col_parts):
+            buckets = {}
+            for b in h.buckets[p * len(widths):(p + 1) * len(widths)]:
+                for row in b.rows:
+                    buckets.setdefault(row, []).append(b.width)
+            assert all(set(w) == {widths[-1]} for w in buckets.values() if len(w) > 1)
 
 
 @pytest.mark.parametrize("case", ["long_rows_w4", "long_rows_w8", "long_rows_w32"])
@@ -64,6 +73,17 @@ def test_long_rows_are_split(case):
     # Row 2 has 6 W + extra entries: six full pieces, in column order.
     row2 = widest.indices[widest.rows == 2]
     assert row2.shape == (6, W) and np.all(np.diff(row2.reshape(-1)) > 0)
+
+
+def test_remainder_to_the_widest_bucket():
+    A = EDGE_CASES["long_rows_w8"]()  # row 1: 9 entries, row 2: 51, row 3: 1
+    smallest = F.Hybrid.from_csr(A, 1, (1, 2, 4, 8))
+    widest = F.Hybrid.from_csr(A, 1, (1, 2, 4, 8), remainder="widest")
+    assert smallest.bucket(0, 1).rows.tolist() == [1, 3] and smallest.bucket(0, 4).rows.tolist() == [2]
+    assert widest.bucket(0, 1).rows.tolist() == [3] and widest.bucket(0, 4).rows.size == 0
+    assert widest.bucket(0, 8).rows.tolist() == [1, 1] + [2] * 7
+    assert widest.bucket(0, 8).counts.tolist() == [8, 1] + [8] * 6 + [3]
+    check_buckets(widest, A)
 
 
 def test_padding_stays_in_the_column_range():

@@ -34,9 +34,11 @@ def _kernel_keys():
                 yield KernelKey(op, dtype)
                 continue
             for feat in (1, 16, 20, 33, 64, 127, 512):
-                block = (4, 4) if op == "bsr_spmm" else (0, 0)
-                yield KernelKey(op, dtype, feat=feat, block=block)
+                block = {"bsr_spmm": (4, 4), "bsr_gather_spmm": (3, 3)}.get(op, (0, 0))
+                widths = (1, 2, 4, 32) if op == "hybrid_spmm" else ()
+                yield KernelKey(op, dtype, feat=feat, block=block, widths=widths)
     yield KernelKey("bsr_spmm", "float32", feat=32, block=(2, 3))
+    yield KernelKey("hybrid_spmm", "float32", feat=32, widths=(8,))
 
 
 def assert_round_trip(f2: sparsetir.Stage2Function) -> None:
