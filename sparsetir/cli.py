@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: each library's default)",
     )
     bench.add_argument(
+        "--formats",
+        type=_comma_list(str),
+        metavar="NAME,...",
+        help="formats sparsetir's spmm also runs on, each timed and checked beside CSR, with "
+        "its conversion time and auto's choice: bsr, ell, hyb, auto, or none (default: "
+        "bsr,hyb,auto; with --smoke: none)",
+    )
+    bench.add_argument(
         "--alone",
         action="store_true",
         help="time each library alone, in batches of back-to-back calls after a pause, "

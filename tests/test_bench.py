@@ -141,6 +141,28 @@ def test_smoke_run_of_sparsetir_ops(tmp_path, capsys):
     assert json.loads((tmp_path / report.JSON_NAME).read_text())["passed"] is True
 
 
+def test_formats_are_timed_beside_csr_and_auto_reports_its_choice(tmp_path, capsys):
+    status = cli.main(["bench", "cora", "--kernels", "spmm", "--widths", "16", "--rounds", "1", "--formats",
+                       "bsr,hyb,auto", "--quiet", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0
+    result = json.loads((tmp_path / report.JSON_NAME).read_text())
+    row = result["rows"][0]
+    assert {"sparsetir:bsr", "sparsetir:hyb", "sparsetir:auto"} <= set(row["impls"])
+    assert all(row["impls"][name]["results_checked"] > 0 for name in row["impls"])  # every format checked
+    facts = row["formats"]
+    assert facts["bsr"]["format"].startswith("bsr(") and facts["bsr"]["conversion_ms"] > 0
+    assert facts["hyb"]["format"].startswith("hyb(") and facts["auto"]["choice"] in facts["auto"]["candidates_ms"]
+    assert facts["auto"]["speedup_over_csr"] > 0
+    assert set(result["formats_summary"]) == {"bsr", "hyb", "auto"}
+    assert "auto chose" in out and "spmm on auto: geomean speedup over sparsetir's CSR" in out
+
+
+def test_formats_option_is_checked(capsys):
+    assert cli.main(["bench", "--formats", "coo"]) == 2
+    assert "unknown format 'coo' (choose from bsr, ell, hyb, auto, or none)" in capsys.readouterr().err
+
+
 def _off_by_one_value(matrix, x):
     result = _spmm(matrix, x)
     result[5, 3] += 1.0

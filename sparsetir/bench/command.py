@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import platform
 import sys
@@ -37,6 +38,9 @@ DEFAULT_WIDTHS = (32, 128, 512)
 # Every kernel: the default run on cora checks and times all of sparsetir.ops (14 cases).
 DEFAULT_KERNELS = tuple(KERNELS)
 DEFAULT_ROUNDS = 10
+# The formats spmm also runs on by default (CSR is always its "sparsetir" row).
+DEFAULT_FORMATS = ("bsr", "hyb", "auto")
+FORMAT_NAMES = ("bsr", "ell", "hyb", "auto")
 DEFAULT_OUT = "bench-results"
 SMOKE_WIDTHS = (32,)
 SMOKE_ROUNDS = 3
@@ -65,6 +69,7 @@ class Options:
     smoke: bool
     quiet: bool
     mode: str = INTERLEAVED  # or ALONE (--alone)
+    formats: tuple[str, ...] = ()  # spmm's other formats (--formats)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Options":
@@ -88,6 +93,11 @@ class Options:
         threads = getattr(args, "threads", None)
         if threads is not None and threads < 1:
             raise UsageError(f"--threads must be at least 1, got {threads}")
+        formats = _given(args, "formats", () if smoke else DEFAULT_FORMATS)
+        formats = () if list(formats) == ["none"] else formats
+        unknown = [name for name in formats if name not in FORMAT_NAMES]
+        if unknown:
+            raise UsageError(f"unknown format {unknown[0]!r} (choose from {', '.join(FORMAT_NAMES)}, or none)")
         return cls(
             matrices=tuple(dict.fromkeys(matrices or [DEFAULT_MATRIX])),
             widths=tuple(dict.fromkeys(widths)),
@@ -99,6 +109,7 @@ class Options:
             smoke=smoke,
             quiet=bool(getattr(args, "quiet", False)),
             mode=ALONE if getattr(args, "alone", False) else INTERLEAVED,
+            formats=tuple(dict.fromkeys(formats)),
         )
 
 
@@ -145,6 +156,9 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
             "use the CPU, so timings may be unreliable"
         )
 
+    formats = options.formats if "spmm" in ours and _takes_format(ours["spmm"]) else ()
+    if options.formats and not formats and "spmm" in ours:
+        notes.append("--formats: this spmm takes no format= argument; formats not run")
     work = _work(matrices, ours, options.widths, notes)
     if not work:
         print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
@@ -152,12 +166,15 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
     rows: list[report.Row] = []
     for (name, matrix, source), kernel, width in _progress(work, options.quiet):
         case = KERNELS[kernel].case(name, matrix, width, options.seed)
-        impls = KERNELS[kernel].impls(case, ours[kernel], torch, mkl)
+        impls = KERNELS[kernel].impls(case, ours[kernel], torch, mkl, formats)
         between = interleave.between_op(case, torch) if options.mode == INTERLEAVED else None
         timings = measure(
             impls, options.rounds, lambda impl, out: mismatch(case, impl, out), between
         )
-        rows.append(report.Row.of(case, source, timings, between))
+        row = report.Row.of(case, source, timings, between)
+        if KERNELS[kernel].formatted is not None and formats:
+            row.formats = _format_facts(ops, case, formats)
+        rows.append(row)
     environment["load_average_end"] = list(os.getloadavg())
 
     print(report.mode_line(options.mode, interleave.describe(torch), PAUSE_S))
@@ -165,6 +182,12 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
     print()
     for line in report.summary_lines(rows):
         print(line)
+    if any(row.formats for row in rows):
+        print()
+        print(report.format_table(rows))
+        print()
+        for line in report.format_summary_lines(rows):
+            print(line)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     _write_results(options, environment, notes, rows, interleave.describe(torch))
@@ -191,6 +214,35 @@ def _work(matrices, ours: dict, widths, notes: list[str]) -> list:
             for width in widths if KERNELS[kernel].has_width else (None,):
                 work.append((matrix, kernel, width))
     return work
+
+
+def _takes_format(spmm) -> bool:
+    """Whether ``spmm`` takes ``format=`` (sparsetir.ops's does; the bench's tests pass others)."""
+    try:
+        return "format" in inspect.signature(spmm).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _format_facts(ops: Optional[ModuleType], case, formats: tuple[str, ...]) -> dict:
+    """Per format of ``formats``: what its conversion cost, and for ``auto`` what it chose and
+    what its trial cost (read from the conversions the timed calls made and cached)."""
+    if ops is None:
+        ops = importlib.import_module("sparsetir.ops")
+    if not hasattr(ops, "converted"):  # a stand-in ops module (the bench's own tests)
+        return {}
+    matrix, (x,) = case.matrix, case.operands
+    a = ops._csr("spmm: A", matrix)
+    facts = {}
+    for name in formats:
+        if name == "auto":
+            made = ops.auto.choice(matrix, x, a)
+            facts[name] = {"choice": str(made.format), "trial_ms": 1e3 * made.trial_seconds,
+                           "candidates_ms": {k: 1e3 * v for k, v in made.seconds.items()}}
+            continue
+        fmt = ops.formatted.resolve("spmm: format", name, ops._stats(matrix, a))
+        facts[name] = {"format": str(fmt), "conversion_ms": 1e3 * ops.converted(matrix, a, fmt).seconds}
+    return facts
 
 
 def _load_matrix(spec: str) -> tuple[str, scipy.sparse.csr_matrix, str]:
@@ -310,6 +362,7 @@ def _write_results(
         "interleaved_with": None if alone else interleaved_with,
         "pause_ms": PAUSE_S * 1e3 if alone else None,
         "threads": options.threads,
+        "formats": list(options.formats),
         "seed": options.seed,
         "smoke": options.smoke,
         "rtol": RTOL,

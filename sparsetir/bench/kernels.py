@@ -95,6 +95,9 @@ class Kernel:
     skip: Callable[[scipy.sparse.csr_matrix], Optional[str]] = lambda matrix: None
     # A remark on how the kernel's input is derived from a matrix (block size, padding), or None.
     describe: Callable[[scipy.sparse.csr_matrix], Optional[str]] = lambda matrix: None
+    # sparsetir's implementation on another format than CSR (``format=`` of ``ops.spmm``), for
+    # the kernels that take one; None for the others.
+    formatted: Optional[Callable[[Callable, scipy.sparse.csr_matrix, tuple, str], Impl]] = None
 
     def case(
         self, name: str, matrix: scipy.sparse.csr_matrix, width: Optional[int], seed: int
@@ -121,11 +124,16 @@ class Kernel:
         ours: Callable,
         torch: Optional[ModuleType],
         mkl: Optional[ModuleType] = None,
+        formats: tuple[str, ...] = (),
     ) -> list[Impl]:
-        """sparsetir's implementation (``ours``, from sparsetir.ops), then each peer's: SciPy,
+        """sparsetir's implementation (``ours``, from sparsetir.ops), on each of ``formats``
+        where the kernel takes one (named ``sparsetir:<format>``), then each peer's: SciPy,
         torch and ``mkl`` (sparse_dot_mkl) where they are installed (not None)."""
         matrix, operands = case.matrix, case.operands
-        impls = [self.ours(ours, matrix, operands), self.scipy_peer(matrix, operands)]
+        impls = [self.ours(ours, matrix, operands)]
+        if self.formatted is not None:
+            impls += [self.formatted(ours, matrix, operands, fmt) for fmt in formats]
+        impls.append(self.scipy_peer(matrix, operands))
         if torch is not None:
             impls.append(self.torch_peer(torch, matrix, operands))
         if mkl is not None and self.mkl_peer is not None:
@@ -189,6 +197,11 @@ def _spmm_bytes(matrix, width):
 def _spmm_ours(spmm, matrix, operands):
     (x,) = operands
     return Impl("sparsetir", lambda: spmm(matrix, x), _dense_values)
+
+
+def _spmm_formatted(spmm, matrix, operands, fmt):
+    (x,) = operands
+    return Impl(f"sparsetir:{fmt}", lambda: spmm(matrix, x, format=fmt), _dense_values)
 
 
 def _spmm_scipy(matrix, operands):
@@ -597,6 +610,7 @@ KERNELS: dict[str, Kernel] = {
         scipy_peer=_spmm_scipy,
         torch_peer=_spmm_torch,
         mkl_peer=_spmm_mkl,
+        formatted=_spmm_formatted,
     ),
     "sddmm": Kernel(
         name="sddmm",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,6 +42,8 @@ class Row:
     timings: dict[str, Timing]
     # The op every timed call followed (interleaved mode), in words; None when timed alone.
     interleaved_with: Optional[str] = None
+    # Per other format sparsetir also ran on (``--formats``): its conversion, or auto's choice.
+    formats: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, case: Case, source: str, timings: dict[str, Timing],
@@ -121,7 +123,14 @@ class Row:
             },
             "faster_peer": self.faster_peer,
             "speedup_faster_peer": self.speedup(self.faster_peer),
+            "formats": {name: {**facts, "speedup_over_csr": self.format_speedup(name)}
+                        for name, facts in self.formats.items()},
         }
+
+    def format_speedup(self, name: str) -> Optional[float]:
+        """sparsetir's time on CSR over its time on format ``name`` (above 1: the format is faster)."""
+        csr, other = self.ms(OURS), self.ms(f"{OURS}:{name}")
+        return csr / other if csr and other else None
 
 
 def summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
@@ -210,6 +219,66 @@ def _summary_line(kernel: str, over: str, stats: dict[str, Any]) -> str:
     )
 
 
+def format_summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Per format sparsetir also ran on: the geometric mean and minimum of its speedup over
+    sparsetir's CSR kernel (its time on CSR over its time on the format)."""
+    result: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(name for row in rows for name in row.formats):
+        speedups = [(row.format_speedup(name), row) for row in rows if name in row.formats]
+        speedups = [(s, row) for s, row in speedups if s]
+        if not speedups:
+            result[name] = {"rows": 0, "geomean_speedup": None, "min_speedup": None}
+            continue
+        low, where = min(speedups, key=lambda pair: pair[0])
+        result[name] = {
+            "rows": len(speedups),
+            "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
+            "min_speedup": low,
+            "min_at": {"matrix": where.matrix, "width": where.width},
+        }
+    return result
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """spmm on each other format beside CSR: times, speedups over CSR, conversions, auto's choice."""
+    rows = [row for row in rows if row.formats]
+    names = list(dict.fromkeys(name for row in rows for name in row.formats))
+    header = ["matrix", "width", "csr ms"] + [f"{name} ms" for name in names] + [f"{name} vs csr" for name in names]
+    header += ["conversion ms", "auto chose"]
+    lines = [header]
+    for row in rows:
+        line = [row.matrix, "-" if row.width is None else str(row.width), _ms(row, OURS)]
+        line += [_ms(row, f"{OURS}:{name}") for name in names]
+        line += [_number(row.format_speedup(name), "{:.2f}x") for name in names]
+        conversions = [f"{facts['format']} {facts['conversion_ms']:.1f}" for facts in row.formats.values()
+                       if "conversion_ms" in facts]
+        line.append(", ".join(conversions) or "-")
+        auto = row.formats.get("auto")
+        line.append(f"{auto['choice']} (trial {auto['trial_ms']:.0f} ms)" if auto else "-")
+        lines.append(line)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text_columns = {0, len(header) - 2, len(header) - 1}
+    return "\n".join(
+        "  ".join(cell.ljust(w) if i in text_columns else cell.rjust(w)
+                  for i, (cell, w) in enumerate(zip(line, widths))).rstrip()
+        for line in lines
+    )
+
+
+def format_summary_lines(rows: Sequence[Row]) -> list[str]:
+    """The format summary as text: one line per format."""
+    lines = []
+    for name, stats in format_summary(rows).items():
+        if not stats["rows"]:
+            lines.append(f"spmm on {name}: no time measured")
+            continue
+        where = stats["min_at"]
+        at = where["matrix"] + ("" if where["width"] is None else f" width {where['width']}")
+        lines.append(f"spmm on {name}: geomean speedup over sparsetir's CSR {stats['geomean_speedup']:.2f}x over "
+                     f"{stats['rows']} rows; minimum {stats['min_speedup']:.2f}x ({at})")
+    return lines
+
+
 def write_json(path: Path, environment: dict, settings: dict, notes: list[str],
                rows: Sequence[Row]) -> None:
     """Write the whole run (environment, settings, notes, rows, summary) to ``path``."""
@@ -221,6 +290,7 @@ def write_json(path: Path, environment: dict, settings: dict, notes: list[str],
         "passed": all(not row.errors for row in rows),
         "rows": [row.to_json() for row in rows],
         "summary": summary(rows),
+        "formats_summary": format_summary(rows),
     }
     path.write_text(json.dumps(document, indent=2) + "\n")
 

@@ -200,6 +200,12 @@ def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
     feat = int(X.shape[1])
     if format != "csr":
         return _spmm_formatted(A, a, X, format)
+    return _spmm_csr(A, a, X)
+
+
+def _spmm_csr(A: Any, a: CsrInput, X: Any) -> Any:
+    """``spmm`` on CSR, ``A`` prepared as ``a`` and ``X`` checked."""
+    m, feat = a.shape[0], int(X.shape[1])
     C = _empty((m, feat), a.dtype, is_torch_tensor(X))
     if m == 0 or feat == 0:
         C[...] = 0
@@ -217,7 +223,7 @@ def _spmm_formatted(A: Any, a: CsrInput, X: Any, spec: Any) -> Any:
     m = a.shape[0]
     feat = int(X.shape[1])
     if fmt.name == "csr" or m == 0 or feat == 0 or a.nnz == 0:
-        return spmm(A, X)
+        return _spmm_csr(A, a, X)
     form = converted(A, a, fmt)
     C, view = formatted.output(form, m, feat, a.dtype)
     _call(_format_kernel(form, a.dtype, feat), _format_arguments(A, a, form, X, C), a.nnz * feat)

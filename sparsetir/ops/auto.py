@@ -70,17 +70,25 @@ def choose(A: Any, a: Any, X: Any) -> SpmmFormat:
 
 def choice(A: Any, X: Any, a: Any = None) -> Choice:
     """The ``Choice`` for ``A`` at ``X``'s width (made now when there is none yet)."""
-    from sparsetir import ops
-
+    ops = _ops()
     if a is None:
         a = ops._csr("spmm: A", A)
     width = int(X.shape[1])
-    return ops.prepared.get(f"auto {width} {a.dtype}", A, lambda: _trial(A, a, X, width))
+    choices = ops.prepared.get("auto", A, dict)  # (width, dtype) -> Choice, kept with A
+    made = choices.get((width, a.dtype))
+    if made is None:
+        made = choices[(width, a.dtype)] = _trial(A, a, X, width)
+    return made
+
+
+def _ops() -> Any:
+    from sparsetir import ops  # the package imports this module: resolve it at call time
+
+    return ops
 
 
 def _trial(A: Any, a: Any, X: Any, width: int) -> Choice:
-    from sparsetir import ops
-
+    ops = _ops()
     start = time.perf_counter()
     made = Choice(CSR, width, a.dtype)
     pool = candidates(ops._stats(A, a)) if a.nnz and width else [CSR]

@@ -42,10 +42,12 @@ class ArrayInfo:
 def kernel_view(array: np.ndarray) -> Any:
     """A TVM tensor over ``array``'s memory, for an argument passed to many calls: a compiled
     kernel takes it as it is, where a numpy array is converted on every call (~0.7 us each).
-    ``array`` itself when TVM refuses it (read-only, or empty: TVM takes the view but then
-    rejects its strides at the call); calls then adapt it."""
+    An empty array becomes one with the strides TVM calls compact (NumPy's are refused at the
+    call); ``array`` itself when TVM refuses it (read-only), and calls then adapt it."""
     if array.size == 0:
-        return array
+        from .validate import _empty_like  # the strides TVM takes for an array of no elements
+
+        return _empty_like(array)
     try:
         return tvm_ffi.from_dlpack(array)
     except (BufferError, ValueError, TypeError, RuntimeError):
