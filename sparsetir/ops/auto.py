@@ -4,7 +4,9 @@ SparseTIR tunes its formats by hand for each data set. Here a cost model narrows
 down from the matrix's structure (``sparsetir.formats.stats``), and a trial on the caller's
 first product decides among the few that remain:
 
-- **CSR** always takes part (it is the reference the others must beat);
+- **CSR** always takes part (it is the reference the others must beat), and CSR with its rows
+  in reverse Cuthill-McKee order (rows with nearby columns computed one after another, so the
+  rows of X they gather are more often still in cache);
 - **BSR** with the block sizes whose blocks are at least ``BSR_MIN_DENSITY`` full (the zero cells
   of sparser blocks cost more than the blocking saves), the densest ``BSR_CANDIDATES`` of them;
 - **hybrid ELL buckets** when most rows are short (90 % of them hold at most ``HYB_MAX_P90``
@@ -55,7 +57,7 @@ class Choice:
 
 def candidates(stats: Any) -> list[SpmmFormat]:
     """The formats worth a trial for a matrix with ``stats``, CSR first."""
-    out = [CSR]
+    out = [CSR, SpmmFormat("csr", order="rcm")] if stats.nnz else [CSR]
     dense = sorted(((d, b) for b, d in stats.block_density if d >= formatted.BSR_MIN_DENSITY and stats.nnz), reverse=True)
     out += [SpmmFormat("bsr", block=b) for _, b in dense[:BSR_CANDIDATES]]
     if stats.nnz and stats.row_p90 <= HYB_MAX_P90:
