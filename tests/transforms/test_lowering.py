@@ -178,8 +178,11 @@ def test_unstored_coordinate_lookup_is_visible_in_stage2():
 def test_write_to_unstored_coordinate_is_dropped():
     _, f2, _ = _lowered("csr_to_bsr")
     text = f2.script()
-    # The block row i // 4 is not provably below mb (another parameter): that store is guarded too.
+    # The block row i // 4 is not provably below mb (another parameter): that store is guarded too,
+    # and so is the search in that block row (an index past mb would read past JO's indptr, and
+    # then the indices at whatever offsets those bytes hold: an intermittent segfault).
     assert "if vi // 4 < mb and csr_to_bsr1_JO_pos0[vj] >= 0:" in text
+    assert "lohi[1] = T.if_then_else(vi // 4 < mb, JO_indptr[vi // 4 + 1] - JO_indptr[vi // 4], 0)" in text
 
 
 def test_dense_coordinates_outside_their_axis_are_guarded():

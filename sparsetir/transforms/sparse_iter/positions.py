@@ -85,7 +85,7 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
                 f"{where(span)}an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'; "
                 "index it by the iterator of that axis"
             )
-        found = lookup(ctx, site, axis, list(pos), coord, span)
+        found = lookup(ctx, site, axis, list(pos), coord, span, conjunction(guards) if guards else None)
         pos.append(found)
         guards.append(found >= 0)
     return pos, guards

@@ -70,14 +70,21 @@ def add_search(ctx: Context, label: str, level: Any, depth: int, go_right: Calla
     return load
 
 
-def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Optional[Span]) -> Any:
-    """Position of ``coord`` in ``row`` of sparse ``axis`` (-1 when not stored), via a search."""
+def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Optional[Span],
+           row_valid: Optional[Any] = None) -> Any:
+    """Position of ``coord`` in ``row`` of sparse ``axis`` (-1 when not stored), via a search.
+
+    ``row_valid`` is the condition under which ``row`` names a row at all (a dense coordinate of
+    it may lie past its axis, ``positions._bounds_guard``): otherwise the row is searched as
+    empty, without reading its indptr or indices."""
     level = site.level
     block_vars = [lp.block_var for lp in level.loops]
     deps = [i for i, v in enumerate(block_vars) if uses_any(row, [v]) or uses_any(coord, [v])]
     depth = max(deps) + 1 if deps else 0
     dtype = axis.idtype
     length = as_dtype(ctx.header.extent(axis, row) if axis.is_variable else axis.nnz_cols, dtype)
+    if row_valid is not None:  # if_then_else evaluates only the branch it takes
+        length = tirx.if_then_else(row_valid, length, tirx.const(0, dtype))
     indices = ctx.header.axes[axis.name].indices
 
     def key_at(mid: Any) -> Any:

@@ -30,13 +30,13 @@ def csr_to_bsr(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle, in
                     T.writes(csr_to_bsr1_JO_pos0[vj])
                     T.sblock_attr({"sparse": True})
                     lohi[0] = 0
-                    lohi[1] = JO_indptr[vi // 4 + 1] - JO_indptr[vi // 4]
+                    lohi[1] = T.if_then_else(vi // 4 < mb, JO_indptr[vi // 4 + 1] - JO_indptr[vi // 4], 0)
                     while lohi[0] < lohi[1]:
                         if JO_indices[vi // 4, (lohi[0] + lohi[1]) // 2] < J_indices[vi, vj] // 4:
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2
-                    csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < JO_indptr[vi // 4 + 1] - JO_indptr[vi // 4], T.if_then_else(JO_indices[vi // 4, lohi[0]] == J_indices[vi, vj] // 4, lohi[0], -1), -1)
+                    csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < T.if_then_else(vi // 4 < mb, JO_indptr[vi // 4 + 1] - JO_indptr[vi // 4], 0), T.if_then_else(JO_indices[vi // 4, lohi[0]] == J_indices[vi, vj] // 4, lohi[0], -1), -1)
                 with T.sblock("csr_to_bsr1"):
                     vj = T.axis.spatial(n, j)
                     T.reads(csr_to_bsr1_JO_pos0[vj], A[vi, vj], J_indices[vi, vj])

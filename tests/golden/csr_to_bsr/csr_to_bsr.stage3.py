@@ -20,13 +20,13 @@ def csr_to_bsr(a: T.Buffer(("nnz",), "float32"), b: T.Buffer(("nnzb", 4, 4), "fl
                     T.sblock_attr({"sparse": True})
                     lohi = T.sblock_alloc_buffer((2,), "int32", scope="local")
                     lohi[0] = 0
-                    lohi[1] = indptr_b[vi // 4 + 1] - indptr_b[vi // 4]
+                    lohi[1] = T.if_then_else(vi // 4 < mb, indptr_b[vi // 4 + 1] - indptr_b[vi // 4], 0)
                     while lohi[0] < lohi[1]:
                         if indices_b[(lohi[0] + lohi[1]) // 2 + indptr_b[vi // 4]] < indices[indptr[vi] + vj] // 4:
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2
-                    csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < indptr_b[vi // 4 + 1] - indptr_b[vi // 4], T.if_then_else(indices_b[indptr_b[vi // 4] + lohi[0]] == indices[indptr[vi] + vj] // 4, lohi[0], -1), -1)
+                    csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < T.if_then_else(vi // 4 < mb, indptr_b[vi // 4 + 1] - indptr_b[vi // 4], 0), T.if_then_else(indices_b[indptr_b[vi // 4] + lohi[0]] == indices[indptr[vi] + vj] // 4, lohi[0], -1), -1)
                 with T.sblock("csr_to_bsr1"):
                     vj = T.axis.spatial(n, j)
                     T.reads(csr_to_bsr1_JO_pos0[vj], a[indptr[vi] + vj], indices[indptr[vi] + vj])
