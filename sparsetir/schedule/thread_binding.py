@@ -75,6 +75,8 @@ def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = ())
     if not _heads_a_kernel(sch.mod["main"].body, node):
         return (f"loop '{name}' does not start a kernel's loop nest: other statements run beside it inside the "
                 "kernel, once per thread")
+    if isinstance(node.extent, tirx.IntImm) and int(node.extent.value) == 1:
+        return None  # one iteration: one thread runs the nest as written
     accesses = _Accesses(node)
     accesses.visit(node.body)
     if accesses.refusal is not None:

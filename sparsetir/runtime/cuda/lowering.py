@@ -106,11 +106,12 @@ class _HostReader:
             return []
         if isinstance(stmt, tirx.AttrStmt):
             return self.statement(stmt.body)
-        if isinstance(stmt, tirx.LetStmt):
+        if isinstance(stmt, tirx.LetStmt):  # TVM 0.27's ``Bind``: the variable is bound for what follows
             name = f"{stmt.var.name}#{len(self.lets)}"
             value = self.expr(stmt.value)
             self.lets.append((stmt.var, name))
-            return [{"let": name, "value": value}] + self.statement(stmt.body)
+            body = getattr(stmt, "body", None)
+            return [{"let": name, "value": value}] + (self.statement(body) if body is not None else [])
         if isinstance(stmt, tirx.IfThenElse):
             step = {"if": self.expr(stmt.condition), "then": self.statement(stmt.then_case)}
             if stmt.else_case is not None:
