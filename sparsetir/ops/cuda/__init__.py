@@ -1,0 +1,1 @@
+"""sparsetir.ops on CUDA devices (work in progress)."""
