@@ -1,4 +1,5 @@
-"""``sparsetir.ops``: ready-made fast CPU sparse kernels with a SciPy/torch-style interface.
+"""``sparsetir.ops``: ready-made fast CPU sparse kernels with a SciPy/torch-style interface,
+and their CUDA versions for torch CUDA tensors (``ops/cuda``).
 
 Every operation is a SparseTIR stage-I script (``scripts.py``) lowered, scheduled and compiled
 by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
@@ -53,6 +54,7 @@ from .inputs import (
 from .csr_tensors import CsrTensors, csr_tensors
 from .kernels import KernelKey, KernelLibrary
 from . import autograd as _autograd
+from . import cuda as _cuda  # torch CUDA tensors go there (each op's first lines)
 
 __all__ = [
     "CsrTensors",
@@ -82,6 +84,7 @@ def forget(A: Any) -> None:
 
         torch_library.structures.forget(A.crow_indices, A.col_indices)
     prepared.forget(A)
+    _cuda.ops.forget(A)
 
 
 #: SDDMM prefetches the rows of Y it gathers (``prefetch.py``), 8 nonzeros ahead, when they
@@ -185,6 +188,8 @@ def spmm(A: Any, X: Any) -> Any:
     Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
     ``X`` must have the same dtype (float32 or float64).
     """
+    if _cuda.on_cuda(A, X):
+        return _cuda.ops.spmm(A, X)
     if _autograd.wants_torch(A, X):
         return _autograd.spmm(A, X)
     a = _csr("spmm: A", A)
@@ -205,6 +210,8 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     ``X`` is ``(m, k)`` and ``Y`` is ``(n, k)`` for an ``(m, n)`` matrix ``A``. The result has
     ``A``'s pattern and kind (scipy CSR or torch sparse CSR) and owns its index arrays.
     """
+    if _cuda.on_cuda(A, X, Y):
+        return _cuda.ops.sddmm(A, X, Y)
     if _autograd.wants_torch(A, X, Y):
         return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
@@ -283,6 +290,8 @@ def _shallow_copy(A: Any) -> Any:
 
 def spmv(A: Any, x: Any) -> Any:
     """``A @ x`` for CSR ``A`` and a dense vector ``x`` (numpy or torch), same kind as ``x``."""
+    if _cuda.on_cuda(A, x):
+        return _cuda.ops.spmv(A, x)
     if _autograd.wants_torch(A, x):
         return _autograd.spmv(A, x)
     a = _csr("spmv: A", A)
@@ -309,6 +318,8 @@ def segment_sum(values: Any, offsets: Any) -> Any:
     ``(segments,)`` or ``(segments, k)`` of the same kind as ``values``. ``offsets`` is
     validated on every call (O(segments)).
     """
+    if _cuda.on_cuda(values):
+        return _cuda.ops.segment_sum(values, offsets)
     if _autograd.wants_torch(values):
         return _autograd.segment_sum(values, offsets)
     return _segment_sum(values, offsets)
@@ -345,6 +356,8 @@ def _segment_sum(values: Any, offsets: Any) -> Any:
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``A @ X`` for a ``scipy.sparse`` BSR matrix ``A`` (any block shape) and dense ``X``."""
+    if _cuda.on_cuda(A, X):
+        return _cuda.ops.bsr_spmm(A, X)
     if _autograd.wants_torch(X):
         return _autograd.bsr_spmm(A, X)
     what = "bsr_spmm: A"
@@ -387,6 +400,8 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> A
     ``(m, X.shape[1])``, the same kind as ``X``. The indices are validated on every call
     (O(m * width)).
     """
+    if _cuda.on_cuda(values, X):
+        return _cuda.ops.ell_spmm(indices, values, X, rows)
     if _autograd.wants_torch(values, X):
         return _autograd.ell_spmm(indices, values, X, rows)
     return _ell_spmm(indices, values, X, rows)
@@ -451,6 +466,8 @@ def softmax(A: Any) -> Any:
 
     Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
     """
+    if _cuda.on_cuda(A):
+        return _cuda.ops.softmax(A)
     if _autograd.wants_torch(A):
         return _autograd.softmax(A)
     a = _csr("softmax: A", A)

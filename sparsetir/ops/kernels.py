@@ -43,6 +43,7 @@ class KernelKey:
     block: tuple[int, int] = (0, 0)
     prefetch: bool = False
     prefetch_lines: int = 0  # with ``prefetch``: the first lines of each row only (0: all)
+    target: str = "llvm"  # "cuda": the GPU kernel (``ops/cuda/kernels.py``)
 
 
 def vector_lanes(dtype: str) -> int:
