@@ -93,20 +93,24 @@ def _release(path: Path) -> Optional[str]:
     return None
 
 
-def gencode_flags(archs: Sequence[str]) -> list[str]:
-    """nvcc flags for machine code of each ``sm_XY`` in ``archs``."""
+def gencode_flags(archs: Sequence[str], ptx: bool = False) -> list[str]:
+    """nvcc flags for machine code of each ``sm_XY`` in ``archs``; with ``ptx``, also the PTX of
+    the last one, which the driver compiles for a newer GPU than any of them."""
     flags = []
     for arch in archs:
         if not (arch.startswith("sm_") and arch[3:].rstrip("a").isdigit()):
             raise NvccError(f"not a CUDA architecture: {arch!r} (expected e.g. 'sm_90')")
         flags += ["-gencode", f"arch=compute_{arch[3:]},code={arch}"]
+    if ptx and archs:
+        flags += ["-gencode", f"arch=compute_{archs[-1][3:]},code=compute_{archs[-1][3:]}"]
     return flags
 
 
 def compile_sources(sources: dict[str, str], archs: Sequence[str] = CI_ARCHS,
-                    nvcc: Optional[Nvcc] = None) -> dict[str, bytes]:
+                    nvcc: Optional[Nvcc] = None, ptx: bool = False) -> dict[str, bytes]:
     """Each source (by a name made of letters, digits and ``_``) compiled to a fatbinary with
-    machine code for ``archs``; ``NvccError`` names every source that does not compile."""
+    machine code for ``archs`` (and PTX, ``gencode_flags``); ``NvccError`` names every source
+    that does not compile."""
     nvcc = nvcc or require_nvcc()
     for name in sources:
         if not name.replace("_", "").isalnum():
@@ -117,7 +121,8 @@ def compile_sources(sources: dict[str, str], archs: Sequence[str] = CI_ARCHS,
             (work / f"{name}.cu").write_text(text)
         files = [f"{name}.cu" for name in sources]
         # nvcc compiles the architectures of a source in parallel threads (halves CI's time on two cores)
-        flags = ["--fatbin", "--threads", str(min(len(archs), os.cpu_count() or 1)), *gencode_flags(archs), *_QUIET]
+        threads = min(len(archs) + ptx, os.cpu_count() or 1)
+        flags = ["--fatbin", "--threads", str(threads), *gencode_flags(archs, ptx), *_QUIET]
         done = nvcc.run([*flags, *files], work)
         if done.returncode != 0:
             failures = []
