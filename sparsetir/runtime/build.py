@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from .._tvm import tirx, tvm
+from ..errors import ArgumentError, DeviceError
 from .alignment import relax_param_alignment
 from .cache import Compiled, KernelCache, default_cache
 from .constraints import Constraint
@@ -87,8 +88,25 @@ def compile_cuda(func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled
     program, executable = cuda.compile_program(func, target)
     directory = default_root() / "cuda"
     launcher = cuda.Launcher(program, lambda arch: cuda.cached_image(program.source, arch, directory))
-    return Compiled(func=func, target=target, entry=launcher, invoke=launcher, executable=executable,
+    return Compiled(func=func, target=target, entry=launcher, invoke=_on_device(launcher), executable=executable,
                     program=program)
+
+
+def _on_device(launcher: Any) -> Any:
+    """``launcher`` with its errors as sparsetir's: a launch its arguments do not allow is an
+    ``ArgumentError``, a device that cannot run it (no driver or nvcc, a driver call failing) a
+    ``DeviceError``."""
+    name = launcher.program.name
+
+    def invoke(args: Any) -> None:
+        try:
+            launcher(args)
+        except cuda.ProgramError as err:
+            raise ArgumentError(f"{name}(): {err}") from err
+        except (cuda.CudaError, cuda.NvccError) as err:
+            raise DeviceError(f"{name}(): {err}") from err
+
+    return invoke
 
 
 def load_stored(stored: StoredKernel, func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled:

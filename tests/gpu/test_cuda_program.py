@@ -175,3 +175,21 @@ def test_launch_packs_each_argument_as_its_kernel_parameter_type():
     launch = Launch("k", (3, 1, 1), (32, 8, 1), 0, (0xDEADBEEF000, 7, 2.5, -1))
     driver.launch(0x1234, launch, ("handle", "int32", "float32", "int64"), stream=0x77)
     assert driver._lib.calls == [(0x1234, (3, 1, 1), (32, 8, 1), 0, 0x77, [0xDEADBEEF000, 7, 2.5, -1], None)]
+
+
+def test_launch_errors_are_sparsetir_errors():
+    from sparsetir.runtime.build import _on_device
+
+    class _Refusing:
+        program = CudaProgram("k", "", (), (), ())
+
+        def __init__(self, error):
+            self.error = error
+
+        def __call__(self, args):
+            raise self.error
+
+    with pytest.raises(sparsetir.ArgumentError, match=r"k\(\): grid too large"):
+        _on_device(_Refusing(ProgramError("grid too large")))(())
+    with pytest.raises(sparsetir.DeviceError, match=r"k\(\): cuInit failed: no device"):
+        _on_device(_Refusing(CudaError("cuInit failed: no device")))(())
