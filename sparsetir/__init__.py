@@ -11,6 +11,7 @@ from . import _tvm  # noqa: F401  (sets the TVM thread count before TVM starts i
 from . import data
 from .errors import (
     ArgumentError,
+    DeviceError,
     InternalError,
     LoweringError,
     ScheduleError,

@@ -106,6 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--smoke", action="store_true", help="a tiny, fast run: cora, width 32, 3 rounds"
     )
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    # The GPU bench: sparsetir/bench/cuda.py.
+    bench.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="cuda: time the GPU SpMM and SDDMM on torch CUDA tensors against cuSPARSE "
+        "(torch.sparse.mm, torch.sparse.sampled_addmm); exit code 3 without a CUDA device",
+    )
+    bench.add_argument(
+        "--export",
+        metavar="DIR",
+        help="with --device cuda: write the cases as a bundle that runs on a GPU machine without "
+        "TVM (python3 DIR/run.py there) instead of running them",
+    )
     # GNN training instead of kernels: sparsetir/bench/gnn.py.
     bench.add_argument(
         "--model",
@@ -221,6 +235,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     module_name = COMMANDS[args.command]
     if args.command == "bench" and getattr(args, "model", None):
         module_name = "sparsetir.bench.gnn"
+    elif args.command == "bench" and (getattr(args, "device", "cpu") == "cuda" or getattr(args, "export", None)):
+        module_name = "sparsetir.bench.cuda"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:

@@ -18,7 +18,8 @@ from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
 from .runtime.kernel import Kernel
-from .runtime.target import TargetLike, as_target
+from .runtime.target import TargetLike, as_target, is_gpu
+from .schedule.gpu_default import default_gpu_schedule
 from .ir import structural_equal, structural_hash
 from .transforms import pipeline
 
@@ -54,12 +55,21 @@ def build(
 
 def _build(func: Any, target: TargetLike, name: Optional[str], constraints: Optional[Sequence[Constraint]],
            cache: Optional[KernelCache]) -> Kernel:
+    gpu = is_gpu(as_target(target))
+    if gpu and pipeline.stage_of(func) == 1:
+        func = pipeline.lower(func, until=pipeline.STAGE_II)
     checks: Optional[list[Constraint]] = constraints_of(func) if isinstance(func, Stage2Function) else None
+    if gpu and isinstance(func, Stage2Function):
+        # Loop nests the schedule left unbound get GPU blocks and threads, at stage II where
+        # the sparse layout shows which elements each row owns; what stays unbound, at stage III.
+        func = default_gpu_schedule(func)
     for _, func in pipeline.steps(func):
         if checks is None and isinstance(func, Stage2Function):
             checks = constraints_of(func)  # the first stage-II program: the sparse axes as written
     if constraints is not None:
         checks = list(constraints)
+    if gpu:
+        func = default_gpu_schedule(func)
     try:
         return build_stage3(func, checks or [], target=target, name=name, cache=cache)
     except SparseTIRError:

@@ -73,6 +73,11 @@ class ArgumentError(SparseTIRError, ValueError):
     """A kernel was called with arguments that do not describe a valid input."""
 
 
+class DeviceError(SparseTIRError, RuntimeError):
+    """A GPU kernel could not be compiled for its device or run on it (no NVIDIA driver, no
+    nvcc, a failed driver call); the message says which, the cause is chained."""
+
+
 class InternalError(SparseTIRError):
     """sparsetir failed where it should have accepted the input or refused it with a clear
     error: a bug in sparsetir. The original error is chained as the cause; please report it."""

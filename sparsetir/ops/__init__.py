@@ -1,4 +1,5 @@
-"""``sparsetir.ops``: ready-made fast CPU sparse kernels with a SciPy/torch-style interface.
+"""``sparsetir.ops``: ready-made fast CPU sparse kernels with a SciPy/torch-style interface,
+and their CUDA versions for torch CUDA tensors (``ops/cuda``).
 
 Every operation is a SparseTIR stage-I script (``scripts.py``) lowered, scheduled and compiled
 by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
@@ -56,6 +57,7 @@ from . import autograd as _autograd
 from . import auto as _auto
 from . import formatted
 from .formatted import SpmmFormat
+from . import cuda as _cuda  # torch CUDA tensors go there (each op's first lines)
 
 __all__ = [
     "CsrTensors",
@@ -86,6 +88,7 @@ def forget(A: Any) -> None:
 
         torch_library.structures.forget(A.crow_indices, A.col_indices)
     prepared.forget(A)
+    _cuda.ops.forget(A)
 
 
 #: SDDMM prefetches the rows of Y it gathers (``prefetch.py``), 8 nonzeros ahead, when they
@@ -192,6 +195,10 @@ def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
     (chosen per matrix and width by timing candidates on first use), or an ``SpmmFormat`` with
     its parameters (``formatted.py``, ``auto.py``; docs/ops.md).
     """
+    if _cuda.on_cuda(A, X):
+        if format != "csr":
+            fail("spmm: format", f"{format!r} works on the CPU; on CUDA tensors spmm computes on CSR (pass format='csr')")
+        return _cuda.ops.spmm(A, X)
     if _autograd.wants_torch(A, X):
         return _autograd.spmm(A, X, format)
     a = _csr("spmm: A", A)
@@ -273,6 +280,8 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     ``X`` is ``(m, k)`` and ``Y`` is ``(n, k)`` for an ``(m, n)`` matrix ``A``. The result has
     ``A``'s pattern and kind (scipy CSR or torch sparse CSR) and owns its index arrays.
     """
+    if _cuda.on_cuda(A, X, Y):
+        return _cuda.ops.sddmm(A, X, Y)
     if _autograd.wants_torch(A, X, Y):
         return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
@@ -351,6 +360,8 @@ def _shallow_copy(A: Any) -> Any:
 
 def spmv(A: Any, x: Any) -> Any:
     """``A @ x`` for CSR ``A`` and a dense vector ``x`` (numpy or torch), same kind as ``x``."""
+    if _cuda.on_cuda(A, x):
+        return _cuda.ops.spmv(A, x)
     if _autograd.wants_torch(A, x):
         return _autograd.spmv(A, x)
     a = _csr("spmv: A", A)
@@ -377,6 +388,8 @@ def segment_sum(values: Any, offsets: Any) -> Any:
     ``(segments,)`` or ``(segments, k)`` of the same kind as ``values``. ``offsets`` is
     validated on every call (O(segments)).
     """
+    if _cuda.on_cuda(values):
+        return _cuda.ops.segment_sum(values, offsets)
     if _autograd.wants_torch(values):
         return _autograd.segment_sum(values, offsets)
     return _segment_sum(values, offsets)
@@ -413,6 +426,8 @@ def _segment_sum(values: Any, offsets: Any) -> Any:
 
 def bsr_spmm(A: Any, X: Any) -> Any:
     """``A @ X`` for a ``scipy.sparse`` BSR matrix ``A`` (any block shape) and dense ``X``."""
+    if _cuda.on_cuda(A, X):
+        return _cuda.ops.bsr_spmm(A, X)
     if _autograd.wants_torch(X):
         return _autograd.bsr_spmm(A, X)
     what = "bsr_spmm: A"
@@ -455,6 +470,8 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> A
     ``(m, X.shape[1])``, the same kind as ``X``. The indices are validated on every call
     (O(m * width)).
     """
+    if _cuda.on_cuda(values, X):
+        return _cuda.ops.ell_spmm(indices, values, X, rows)
     if _autograd.wants_torch(values, X):
         return _autograd.ell_spmm(indices, values, X, rows)
     return _ell_spmm(indices, values, X, rows)
@@ -519,6 +536,8 @@ def softmax(A: Any) -> Any:
 
     Returns a CSR matrix of ``A``'s kind with ``A``'s pattern; an empty row stays empty.
     """
+    if _cuda.on_cuda(A):
+        return _cuda.ops.softmax(A)
     if _autograd.wants_torch(A):
         return _autograd.softmax(A)
     a = _csr("softmax: A", A)

@@ -45,6 +45,7 @@ class KernelKey:
     prefetch: bool = False
     prefetch_lines: int = 0  # with ``prefetch``: the first lines of each row only (0: all)
     widths: tuple[int, ...] = ()  # ELL bucket widths (``hybrid_spmm``)
+    target: str = "llvm"  # "cuda": the GPU kernel (``ops/cuda/kernels.py``)
 
 
 def vector_lanes(dtype: str) -> int:

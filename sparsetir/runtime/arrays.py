@@ -29,6 +29,8 @@ class ArrayInfo:
     writeable: bool
     aligned: bool
     host: Optional[np.ndarray]
+    #: data on a 16-byte boundary (GPU kernels load up to 16 bytes at once)
+    device_aligned: bool = True
 
     def host_array(self) -> np.ndarray:
         """The contents as a numpy array (a view on CPU, a copy from a device)."""
@@ -97,6 +99,7 @@ def _torch_info(tensor: Any) -> ArrayInfo:
         writeable=True,
         aligned=tensor.data_ptr() % max(tensor.element_size(), 1) == 0,
         host=tensor.numpy() if on_cpu and dtype != "bfloat16" else None,
+        device_aligned=tensor.data_ptr() % 16 == 0,
     )
 
 

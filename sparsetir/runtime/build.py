@@ -4,8 +4,8 @@ This is the last step of ``sparsetir.build``: once stages I and II are lowered, 
 ``tvm.tirx.PrimFunc`` and the structure constraints of its sparse axes come here. TVM compiles
 the function; for the CPU, the result is linked into a kernel library (the disk cache's entry,
 ``disk_cache.py``), loaded, and its parallel loops pointed at sparsetir's launcher
-(``parallel.py``). Without a C compiler, and for GPUs, the kernel stays in memory as TVM
-compiled it.
+(``parallel.py``). Without a C compiler the kernel stays in memory as TVM compiled it. For
+a GPU target, TVM's CUDA source and host code become a ``runtime.cuda`` program and launcher.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from .._tvm import tirx, tvm
+from ..errors import ArgumentError, DeviceError
 from .alignment import relax_param_alignment
 from .cache import Compiled, KernelCache, default_cache
 from .constraints import Constraint
-from .disk_cache import DiskCache, StoredKernel
+from . import cuda
+from .disk_cache import DiskCache, StoredKernel, default_root
 from .kernel import Kernel
 from .parallel import launcher
 from .signature import signature_of
@@ -65,6 +67,8 @@ def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constra
     (stored in ``disk`` under ``key`` when there is a disk) and load that; else keep TVM's
     in-memory module, whose entry lookup makes LLVM generate machine code now."""
     symbol = str(func.attrs["global_symbol"])
+    if is_gpu(target):
+        return compile_cuda(func, target)
     executable = tvm.compile(tvm.IRModule({symbol: relax_param_alignment(func)}), target=target)
     if not is_gpu(target) and c_compiler() is not None:
         try:
@@ -75,6 +79,34 @@ def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constra
             return _loaded(library, func, target, key, executable)
     entry = executable[symbol]
     return Compiled(func=func, target=target, entry=entry, invoke=_off_workers(entry), executable=executable)
+
+
+def compile_cuda(func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled:
+    """Compile a thread-bound function for CUDA: its ``CudaProgram`` (source, kernels, launch
+    steps) and a launcher that compiles the source with nvcc for the device it first runs on
+    (kept in the cache directory) and launches the kernels on the current torch stream."""
+    program, executable = cuda.compile_program(func, target)
+    directory = default_root() / "cuda"
+    launcher = cuda.Launcher(program, lambda arch: cuda.cached_image(program.source, arch, directory))
+    return Compiled(func=func, target=target, entry=launcher, invoke=_on_device(launcher), executable=executable,
+                    program=program)
+
+
+def _on_device(launcher: Any) -> Any:
+    """``launcher`` with its errors as sparsetir's: a launch its arguments do not allow is an
+    ``ArgumentError``, a device that cannot run it (no driver or nvcc, a driver call failing) a
+    ``DeviceError``."""
+    name = launcher.program.name
+
+    def invoke(args: Any) -> None:
+        try:
+            launcher(args)
+        except cuda.ProgramError as err:
+            raise ArgumentError(f"{name}(): {err}") from err
+        except (cuda.CudaError, cuda.NvccError) as err:
+            raise DeviceError(f"{name}(): {err}") from err
+
+    return invoke
 
 
 def load_stored(stored: StoredKernel, func: "tirx.PrimFunc", target: "tvm.target.Target") -> Compiled:

@@ -27,7 +27,8 @@ class Compiled:
     ``invoke(args)`` runs the entry on a tuple of arguments, through sparsetir's parallel
     launcher when the library is attached to it (``parallel.py``), else with the caller kept
     off TVM's pool workers. ``library`` is the kernel library on disk (None for a kernel
-    compiled in memory), ``key`` its disk-cache key.
+    compiled in memory), ``key`` its disk-cache key. A GPU kernel's ``entry`` is a
+    ``runtime.cuda.Launcher`` of its ``program``.
     """
 
     func: "tirx.PrimFunc"
@@ -37,6 +38,8 @@ class Compiled:
     executable: Any = None
     library: Optional[Path] = None
     key: Optional[str] = None
+    #: for a GPU target, the ``runtime.cuda.CudaProgram`` the entry launches
+    program: Any = None
     _lazy: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

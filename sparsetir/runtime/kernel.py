@@ -66,16 +66,19 @@ class Kernel:
             raise call_error(self.name, err) from err
 
     def source(self, fmt: Optional[str] = None) -> str:
-        """Generated code: LLVM IR on CPU, CUDA C on GPU; ``fmt="asm"`` for CPU/host assembly."""
+        """Generated code: LLVM IR on CPU, CUDA C on GPU (``fmt`` None or ``"cuda"``); ``"ll"``
+        and ``"asm"`` give a GPU kernel's host code (TVM's, which sparsetir's launcher replaces)."""
+        gpu = is_gpu(self.target)
+        if fmt == "cuda" or (fmt is None and gpu):
+            if not gpu:
+                raise ValueError(f"{self.name} was compiled for {self.target.kind.name}, which has no CUDA "
+                                 "source; build it with target=\"cuda\"")
+            return self.compiled.program.source
         module = self.compiled.source_module
-        if fmt is None and is_gpu(self.target):
-            return str(module.imports[0].inspect_source())
         if fmt in (None, "ll", "llvm"):
             return str(module.inspect_source("ll"))
         if fmt in ("asm", "s"):
             return str(module.inspect_source("asm"))
-        if fmt == "cuda" and module.imports:
-            return str(module.imports[0].inspect_source())
         raise ValueError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'cuda'")
 
     def __repr__(self) -> str:

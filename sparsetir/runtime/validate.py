@@ -10,6 +10,7 @@ Everything that depends only on the function is prepared once, in the constructo
 from __future__ import annotations
 
 import numbers
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,6 +43,7 @@ class CallValidator:
         ]
         self._dim_bindings = _dim_bindings(signature)
         self._check_against_signature()
+        self._checked = CheckedStructures()  # device structure arrays already checked
 
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Check ``values`` (one per parameter); return what to pass to the compiled function."""
@@ -61,12 +63,17 @@ class CallValidator:
                 _fail(p.name, f"expected shape {text} = {expected}, got {info.shape}")
             prepared[i] = _passable(info, p)
         self._check_overlap(infos)
+        structure = [infos[name].value for name in self.structure_arrays]
+        if self.device != "cpu" and self._checked.seen(structure, env):
+            return prepared
         hosts = {name: infos[name].host_array() for name in self.structure_arrays}
         for c in self.constraints:
             if isinstance(c, IndptrConstraint):
                 check_indptr(c, hosts, env)
             else:
                 check_indices(c, hosts, env)
+        if self.device != "cpu":
+            self._checked.remember(structure, env)
         return prepared
 
     def _array(self, p: BufferParam, value: Any) -> ArrayInfo:
@@ -86,6 +93,10 @@ class CallValidator:
                 f"expected {len(p.shape)} dimension(s) {_shape_text(p.shape)}, "
                 f"got {len(info.shape)} (shape {info.shape})",
             )
+        if self.device == "cuda" and not info.device_aligned:
+            if p.is_output:
+                _fail(p.name, f"data is not {DEVICE_ALIGNMENT}-byte aligned, which the GPU kernel's vector "
+                              "stores need; pass a fresh tensor (.clone())")
         if p.is_output:
             if not info.writeable:
                 _fail(p.name, "is read-only, but the kernel writes it")
@@ -97,11 +108,16 @@ class CallValidator:
 
     def _check_overlap(self, infos: dict[str, ArrayInfo]) -> None:
         for out in self.signature.outputs:
-            mine = infos[out].host
+            mine = infos[out]
             for name, info in infos.items():
-                if name != out and mine is not None and info.host is not None:
-                    if np.may_share_memory(mine, info.host):
-                        _fail(out, f"shares memory with argument '{name}', but the kernel writes it")
+                if name == out:
+                    continue
+                if mine.host is not None and info.host is not None:
+                    shared = np.may_share_memory(mine.host, info.host)
+                else:  # device arrays: their byte ranges
+                    shared = _byte_ranges_overlap(mine.value, info.value)
+                if shared:
+                    _fail(out, f"shares memory with argument '{name}', but the kernel writes it")
 
     def _check_against_signature(self) -> None:
         """Refuse, at build time, constraints and shapes that no call could satisfy."""
@@ -194,6 +210,10 @@ def _dim_bindings(signature: Signature) -> list[tuple[str, int, str]]:
 def _passable(info: ArrayInfo, p: BufferParam) -> Any:
     """What to hand to TVM for an array: itself, or a copy TVM can take (inputs only)."""
     value = info.value
+    if info.host is None and not info.device.startswith("cpu"):  # a device tensor: contiguous and aligned
+        if p.is_output or (info.c_contiguous and info.device_aligned):
+            return value
+        return value.contiguous().clone()
     if isinstance(value, np.ndarray) and value.size == 0:
         return _empty_like(value)
     if info.host is not None and info.host.size == 0:  # a torch or DLPack array with no elements
@@ -215,6 +235,65 @@ def _empty_like(array: np.ndarray) -> np.ndarray:
         step *= extent
     base = np.empty(1, dtype=array.dtype)
     return np.lib.stride_tricks.as_strided(base, shape=array.shape, strides=tuple(reversed(strides)))
+
+
+#: Device arrays' data must start on this boundary: GPU kernels load up to 16 bytes at once.
+DEVICE_ALIGNMENT = 16
+
+
+class CheckedStructures:
+    """Structure arrays on a device that passed their checks, with the sizes they were checked
+    for. Checking device arrays copies them to the host, so a kernel called again on the same
+    matrix checks it once: the same tensor objects (weak references), unchanged as far as torch
+    knows (their data pointers, shapes, strides and ``_version``, which every in-place torch edit
+    increments). A write torch does not see (through another library's view of the memory) is
+    not noticed; ``kernel(..., check=True)`` on a fresh tensor object checks again."""
+
+    #: Entries kept (the oldest is dropped first).
+    LIMIT = 16
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple] = {}
+
+    def seen(self, arrays: Sequence[Any], env: dict[str, int]) -> bool:
+        """Whether ``arrays`` (in their current state) were checked with ``env``'s sizes."""
+        refs = self._entries.get(self._key(arrays, env))
+        return refs is not None and all(ref() is array for ref, array in zip(refs, arrays))
+
+    def remember(self, arrays: Sequence[Any], env: dict[str, int]) -> None:
+        """Record that ``arrays`` passed their checks with ``env``'s sizes."""
+        try:
+            refs = tuple(weakref.ref(array) for array in arrays)
+        except TypeError:  # not weak-referenceable: checked on every call
+            return
+        if len(self._entries) >= self.LIMIT:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[self._key(arrays, env)] = refs
+
+    @staticmethod
+    def _key(arrays: Sequence[Any], env: dict[str, int]) -> tuple:
+        return tuple(_memory_key(a) for a in arrays), tuple(sorted(env.items()))
+
+
+def _memory_key(value: Any) -> tuple:
+    return (id(value), value.data_ptr(), tuple(value.shape), tuple(value.stride()),
+            -1 if value.is_inference() else value._version)
+
+
+def _byte_ranges_overlap(a: Any, b: Any) -> bool:
+    """Whether two torch tensors' storage ranges on one device intersect."""
+    if not (hasattr(a, "data_ptr") and hasattr(b, "data_ptr")) or a.device != b.device:
+        return False
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    start_a, start_b = a.data_ptr(), b.data_ptr()
+    end_a = start_a + _extent_bytes(a)
+    end_b = start_b + _extent_bytes(b)
+    return start_a < end_b and start_b < end_a
+
+
+def _extent_bytes(t: Any) -> int:
+    return (sum((d - 1) * s for d, s in zip(t.shape, t.stride())) + 1) * t.element_size()
 
 
 def _int_range(p: ScalarParam) -> Any:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional, Sequence
 
-from .._tvm import Schedule as TVMSchedule, tirx
+from .._tvm import Schedule as TVMSchedule, TVMScheduleError, tirx
 from ..errors import ScheduleError
 from ..ir.axis import FusedAxis
 from ..ir.function import SparseFunction
@@ -33,6 +33,7 @@ from .guards import check_after, check_before
 from .handles import decode, encode
 from .history import History, Step
 from .stage1 import STAGE1_PRIMITIVES, find_iteration, iteration_names
+from .thread_binding import bind_independent, refused_for_dataflow
 from .tvm_primitives import QUERIES, TRANSFORMS, bind_arguments, call_with
 
 STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
@@ -194,7 +195,7 @@ class Schedule:
         try:
             recorded = {k: encode(self._tvm, v) for k, v in arguments.items()}
             check_before(self._tvm, name, arguments)
-            result = call_with(getattr(self._tvm, name), arguments)
+            result = self._call_tvm(name, arguments)
             check_after(self._tvm, self.func if self._stage == 2 else None, name, result)
             script = self._checked_script()
         except Exception as err:
@@ -202,6 +203,26 @@ class Schedule:
             raise _refusal(name, err) from err
         self._record(name, recorded, script)
         return result
+
+    def _call_tvm(self, name: str, arguments: dict[str, Any]) -> Any:
+        """TVM's primitive; a ``bind`` TVM refuses only for its dataflow rule is bound by
+        sparsetir when it can prove the loop's iterations independent (``thread_binding.py``)."""
+        try:
+            return call_with(getattr(self._tvm, name), arguments)
+        except TVMScheduleError as err:
+            if name != "bind" or not refused_for_dataflow(err):
+                raise
+            try:
+                bind_independent(self._tvm, arguments["loop"], arguments["thread_axis"], self._nested_buffers())
+            except ScheduleError as ours:
+                raise ScheduleError(f"refused by TVM (its subtree is not compact dataflow), and {ours}") from err
+            return None
+
+    def _nested_buffers(self) -> list[str]:
+        """Stage-II buffers laid out by a variable axis (their later dimensions share storage ranges)."""
+        if self._stage != 2:
+            return []
+        return [b.name for b in self.func.buffers if any(a.is_variable for a in b.axes[1:])]
 
     # -- history ---------------------------------------------------------------------------
 

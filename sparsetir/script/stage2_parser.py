@@ -424,7 +424,9 @@ class Stage2Reader:
             thread = kwargs.get("thread")
             if thread is None:
                 self.fail(call, "T.thread_binding needs thread=\"threadIdx.x\" (or another thread tag)")
-            binding = tirx.IterVar(None, var, tirx.IterVar.ThreadIndex, thread)
+            # As TVM's ``bind`` and TVMScript make it: the binding has a variable of its own,
+            # named by the tag and typed as the loop (the loop variable stays the loop's).
+            binding = tirx.IterVar(None, tirx.Var(thread, dtype_of(extent)), tirx.IterVar.ThreadIndex, thread)
         elif "thread" in kwargs:
             self.fail(call, "thread= belongs to T.thread_binding only")
         self.names.push()

@@ -26,7 +26,10 @@ def _targets(stmt: Any, loops: list, out: list) -> None:
                 value for iv, value in zip(block.iter_vars, stmt.iter_values) if int(iv.iter_type) == ITER_TYPE[REDUCE]
             ]
             reduce_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for v in reduce_values)]
-            if any(reads_data(lp.extent) for lp in reduce_loops):
+            # A reduction over GPU threads keeps its init: TVM's cross-thread reduction starts
+            # every thread's partial value at it, whatever the row lengths.
+            threads = any(lp.thread_binding is not None for lp in reduce_loops)
+            if any(reads_data(lp.extent) for lp in reduce_loops) and not threads:
                 out.append((block.name_hint, reduce_loops[0].loop_var))
         _targets(block.body, [], out)
     elif isinstance(stmt, tirx.For):

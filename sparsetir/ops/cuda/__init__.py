@@ -1,0 +1,417 @@
+"""``sparsetir.ops`` on torch CUDA tensors.
+
+An op whose tensors are on a CUDA device runs here: the matrix's structure, the dense operands
+and the result stay on the device (DLPack producers other than torch are taken through
+``torch.from_dlpack``, without a copy), and the kernels of ``kernels.py`` run on the tensors'
+device and torch's current stream, in order with the torch work around them.
+
+The argument checks are the CPU path's, with the same messages:
+
+- the matrix's structure (``indptr`` monotone from 0 to nnz, column indices in range, int32 or
+  int64 indices that fit int32) is checked once per matrix object: the index tensors are copied
+  to the host for that (one copy per matrix), and the device keeps int32 copies for the
+  kernels; after editing a matrix's index tensors in place, call ``ops.forget(A)``, as on the
+  CPU. Values are read on every call;
+- dense operands are checked on every call (device, dtype, rank, rows: O(1)); a
+  non-contiguous one, or one whose data is not 16-byte aligned (the kernels load up to 16
+  bytes at once), is copied on the device.
+
+Gradients are not implemented on CUDA yet: an op that would record one raises. ``CudaOps``
+holds the device type and the kernel source; ``ops`` is the one for CUDA (tests build one that
+runs the same code on the CPU with the GPU kernels simulated, ``runtime/cuda/simulate.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..csr_tensors import CsrTensors
+from ..inputs import PreparedCache, VALUE_DTYPES, as_int32, check_offsets, check_structure, fail, memory_key, version
+from ..kernels import KernelKey
+from .kernels import build_cuda_kernel
+
+#: Bytes the kernels may load at once from an array (a ``float4``): the alignment they need.
+ALIGNMENT = 16
+
+
+def on_cuda(*operands: Any) -> bool:
+    """Whether any operand is a torch tensor on a CUDA device (or a ``CsrTensors`` of them);
+    a dict lookup and a type check per operand when torch is not imported or nothing is."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    for x in operands:
+        if isinstance(x, torch.Tensor) and x.device.type == "cuda":
+            return True
+        if type(x) is CsrTensors and isinstance(x.values, torch.Tensor) and x.values.device.type == "cuda":
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class DeviceCsr:
+    """A CSR matrix's structure on its device, checked: int32 ``indptr`` and ``indices``."""
+
+    indptr: Any
+    indices: Any
+    shape: tuple[int, int]
+    dtype: str
+    nnz: int
+    max_row_length: int
+    device: Any
+
+
+class CudaKernels:
+    """The compiled kernels by ``KernelKey`` (``target="cuda"``), built on first use; thread-safe."""
+
+    def __init__(self, build: Callable[[KernelKey], Any] = build_cuda_kernel) -> None:
+        self._build = build
+        self._kernels: dict[KernelKey, Any] = {}
+        self._lock = threading.Lock()
+
+    def run(self, key: KernelKey, *args: Any) -> None:
+        """Run the kernel of ``key`` on ``args`` (already checked)."""
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            with self._lock:
+                kernel = self._kernels.get(key)
+                if kernel is None:
+                    kernel = self._kernels[key] = self._build(key)
+        kernel.compiled.invoke(args)
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+
+class IndexKeyed:
+    """Preparations keyed by the memory of two index tensors: each one's storage (a weak
+    reference, so a new storage at a reused address is not taken for the old), data pointer,
+    shape, strides, dtype and ``_version``."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple[tuple[Any, Any], tuple[int, int], Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, crow: Any, col: Any, make: Callable[[], Any]) -> Any:
+        """The preparation of ``(crow, col)``, made by ``make`` when missing or stale."""
+        key = (memory_key(crow), memory_key(col))
+        versions = (version(crow), version(col))
+        entry = self._entries.get(key)
+        if entry is not None:
+            refs, seen, prepared = entry
+            if seen == versions and refs[0]() is crow.untyped_storage() and refs[1]() is col.untyped_storage():
+                return prepared
+        prepared = make()
+        drop = lambda _ref, key=key: self._drop(key, _ref)  # noqa: E731
+        refs = (weakref.ref(crow.untyped_storage(), drop), weakref.ref(col.untyped_storage(), drop))
+        with self._lock:
+            self._entries[key] = (refs, versions, prepared)
+        return prepared
+
+    def forget(self, crow: Any, col: Any) -> None:
+        """Drop what was prepared for these index tensors."""
+        with self._lock:
+            self._entries.pop((memory_key(crow), memory_key(col)), None)
+
+    def _drop(self, key: tuple, ref: Any) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and any(r is ref for r in entry[0]):
+                del self._entries[key]
+
+
+@dataclass
+class CudaOps:
+    """The ops on tensors of one device type (``"cuda"``), with their kernels and preparations."""
+
+    device_type: str = "cuda"
+    kernels: CudaKernels = field(default_factory=CudaKernels)
+    prepared: PreparedCache = field(default_factory=PreparedCache)
+    by_index_memory: "IndexKeyed" = field(default_factory=lambda: IndexKeyed())
+
+    # -- operands -----------------------------------------------------------------------------
+
+    def csr(self, what: str, A: Any) -> DeviceCsr:
+        """The checked structure of CSR ``A`` (torch sparse CSR or ``CsrTensors`` on the device):
+        per tensor object, or for ``CsrTensors`` (a tuple, made anew by many callers) per memory of
+        its index tensors, with their ``_version`` (as ``tensor_structures.py`` keys them)."""
+        if type(A) is CsrTensors:
+            return self.by_index_memory.get(A.crow_indices, A.col_indices, lambda: self._prepare_csr(what, A))
+        return self.prepared.get("device_csr", A, lambda: self._prepare_csr(what, A))
+
+    def forget(self, A: Any) -> None:
+        """Drop the preparation of ``A`` (see ``sparsetir.ops.forget``)."""
+        if type(A) is CsrTensors:
+            self.by_index_memory.forget(A.crow_indices, A.col_indices)
+        else:
+            self.prepared.forget(A)
+
+    def _prepare_csr(self, what: str, A: Any) -> DeviceCsr:
+        torch = _torch()
+        if type(A) is CsrTensors:
+            crow, col, values, shape = A.crow_indices, A.col_indices, A.values, tuple(int(d) for d in A.shape)
+        elif isinstance(A, torch.Tensor) and A.layout == torch.sparse_csr:
+            if A.dim() != 2:
+                fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
+            crow, col, values, shape = A.crow_indices(), A.col_indices(), A.values(), (int(A.shape[0]), int(A.shape[1]))
+        else:
+            fail(what, f"expected a torch sparse CSR tensor (or CsrTensors) on a {self.device_type} device, "
+                       f"got {_describe(A)}")
+        dtype = _dtype(values)
+        if dtype not in VALUE_DTYPES:
+            fail(what, f"values must be float32 or float64, got {dtype}")
+        device = self._device_of(what, values)
+        for name, t in (("crow_indices", crow), ("col_indices", col)):
+            if t.device != device:
+                fail(what, f"{name} is on {t.device}, but the values are on {device}")
+        indptr = as_int32(what, "crow_indices", crow.detach().cpu().numpy())  # the one copy to the host
+        indices = as_int32(what, "col_indices", col.detach().cpu().numpy())
+        m, n = shape
+        check_structure(what, indptr, indices, m, n, int(indices.shape[0]))
+        longest = int(np.diff(indptr).max()) if m else 0
+        return DeviceCsr(self._to_device(indptr, device), self._to_device(indices, device), shape, dtype,
+                         int(indices.shape[0]), longest, device)
+
+    def dense(self, what: str, X: Any, dtype: str, rows: Optional[int], device: Any, ndim: int = 2) -> Any:
+        """``X`` checked (device, dtype, rank, rows) as a contiguous, aligned tensor on ``device``."""
+        torch = _torch()
+        if not isinstance(X, torch.Tensor):
+            if not hasattr(X, "__dlpack__") or isinstance(X, np.ndarray):
+                fail(what, f"expected a torch tensor on {device}, got {_describe(X)}")
+            X = torch.from_dlpack(X)
+        if X.layout != torch.strided:
+            fail(what, f"expected a dense tensor, got layout {X.layout}")
+        if X.device != device:
+            fail(what, f"is on {X.device}, but the sparse matrix is on {device}; move it with .to({str(device)!r})")
+        if X.dim() != ndim:
+            fail(what, f"expected a {ndim}-D array, got shape {tuple(X.shape)}")
+        if _dtype(X) != dtype:
+            fail(what, f"dtype {_dtype(X)} does not match the sparse matrix's dtype {dtype}; convert one of them")
+        if rows is not None and X.shape[0] != rows:
+            fail(what, f"expected {rows} rows to match the sparse matrix, got shape {tuple(X.shape)}")
+        return aligned(X.detach())
+
+    def values(self, A: Any) -> Any:
+        """The current values of ``A`` as the kernels take them."""
+        values = A.values if type(A) is CsrTensors else A.values()
+        return aligned(values.detach())
+
+    def _device_of(self, what: str, t: Any) -> Any:
+        if t.device.type != self.device_type:
+            fail(what, f"is on {t.device}, not a {self.device_type} device")
+        return t.device
+
+    def _to_device(self, array: np.ndarray, device: Any) -> Any:
+        return _torch().from_numpy(np.ascontiguousarray(array)).to(device)
+
+    # -- the ops ------------------------------------------------------------------------------
+
+    def spmm(self, A: Any, X: Any) -> Any:
+        """``A @ X`` (see ``sparsetir.ops.spmm``)."""
+        _no_gradients("spmm", A, X)
+        a = self.csr("spmm: A", A)
+        X = self.dense("spmm: X", X, a.dtype, a.shape[1], a.device)
+        m, n = a.shape
+        feat = int(X.shape[1])
+        C = _torch().empty((m, feat), dtype=X.dtype, device=a.device)
+        if m == 0 or feat == 0:
+            return C.zero_()
+        self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, a.indptr, a.indices,
+                         m, n, a.nnz)
+        return C
+
+    def spmv(self, A: Any, x: Any) -> Any:
+        """``A @ x`` (see ``sparsetir.ops.spmv``)."""
+        _no_gradients("spmv", A, x)
+        a = self.csr("spmv: A", A)
+        x = self.dense("spmv: x", x, a.dtype, a.shape[1], a.device, ndim=1)
+        m, n = a.shape
+        y = _torch().empty((m,), dtype=x.dtype, device=a.device)
+        if m == 0:
+            return y
+        self.kernels.run(KernelKey("spmm", a.dtype, 1, target="cuda"), self.values(A), x.reshape(n, 1),
+                         y.reshape(m, 1), a.indptr, a.indices, m, n, a.nnz)
+        return y
+
+    def sddmm(self, A: Any, X: Any, Y: Any) -> Any:
+        """``A[i, j] * dot(X[i], Y[j])`` on ``A``'s entries (see ``sparsetir.ops.sddmm``)."""
+        _no_gradients("sddmm", A, X, Y)
+        a = self.csr("sddmm: A", A)
+        m, n = a.shape
+        X = self.dense("sddmm: X", X, a.dtype, m, a.device)
+        Y = self.dense("sddmm: Y", Y, a.dtype, n, a.device)
+        if X.shape[1] != Y.shape[1]:
+            fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
+        feat = int(X.shape[1])
+        values = self.values(A)
+        if a.nnz and feat:
+            out = _torch().empty((a.nnz,), dtype=X.dtype, device=a.device)
+            self.kernels.run(KernelKey("sddmm", a.dtype, feat, target="cuda"), values, X, Y, out, a.indptr, a.indices,
+                             m, n, a.nnz)
+        else:
+            out = values * 0  # an empty dot product is 0; A * 0 keeps A's NaN, as on the CPU
+        return self._same_pattern(A, out)
+
+    def softmax(self, A: Any) -> Any:
+        """Row-wise softmax over the stored entries (see ``sparsetir.ops.softmax``)."""
+        _no_gradients("softmax", A)
+        a = self.csr("softmax: A", A)
+        out = _torch().empty((a.nnz,), dtype=_torch_dtype(a.dtype), device=a.device)
+        if a.nnz:
+            self.kernels.run(KernelKey("softmax", a.dtype, target="cuda"), self.values(A), out, a.indptr, a.indices,
+                             *a.shape, a.nnz)
+        return self._same_pattern(A, out)
+
+    def segment_sum(self, values: Any, offsets: Any) -> Any:
+        """Sums of consecutive segments (see ``sparsetir.ops.segment_sum``)."""
+        _no_gradients("segment_sum", values)
+        torch = _torch()
+        if not isinstance(values, torch.Tensor):
+            fail("segment_sum: values", f"expected a torch tensor, got {_describe(values)}")
+        dtype = _dtype(values)
+        if dtype not in VALUE_DTYPES:
+            fail("segment_sum: values", f"must be float32 or float64, got {dtype}")
+        if values.dim() not in (1, 2):
+            fail("segment_sum: values", f"expected a 1-D or 2-D array, got shape {tuple(values.shape)}")
+        device = self._device_of("segment_sum: values", values)
+        values = self.dense("segment_sum: values", values, dtype, None, device, ndim=values.dim())
+        host = offsets.detach().cpu().numpy() if isinstance(offsets, torch.Tensor) else np.asarray(offsets)
+        offs = as_int32("segment_sum: offsets", "offsets", host)
+        if offs.ndim != 1 or offs.shape[0] < 1:
+            fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
+        nnz, segments = int(values.shape[0]), offs.shape[0] - 1
+        check_offsets("segment_sum", "offsets", offs, segments, nnz)
+        feat = int(values.shape[1]) if values.dim() == 2 else 1
+        out = torch.empty((segments, feat) if values.dim() == 2 else (segments,), dtype=values.dtype, device=device)
+        if segments == 0 or feat == 0:
+            return out
+        max_len = int((offs[1:] - offs[:-1]).max())
+        self.kernels.run(KernelKey("segment_sum", dtype, feat, target="cuda"), values.reshape(nnz, feat),
+                         out.reshape(segments, feat), self._to_device(offs, device), segments, max_len, nnz)
+        return out
+
+    def ell_spmm(self, indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> Any:
+        """ELL ``A @ X`` (see ``sparsetir.ops.ell_spmm``)."""
+        from .. import _ell_shape  # the shape rules are the CPU path's
+
+        _no_gradients("ell_spmm", values, X)
+        torch = _torch()
+        if not isinstance(values, torch.Tensor):
+            fail("ell_spmm: values", f"expected a torch tensor, got {_describe(values)}")
+        dtype = _dtype(values)
+        if dtype not in VALUE_DTYPES:
+            fail("ell_spmm: values", f"must be float32 or float64, got {dtype}")
+        device = self._device_of("ell_spmm: values", values)
+        idx_host = indices.detach().cpu().numpy() if isinstance(indices, torch.Tensor) else np.asarray(indices)
+        m, width = _ell_shape(tuple(idx_host.shape), tuple(values.shape), rows)
+        X = self.dense("ell_spmm: X", X, dtype, None, device)
+        n = int(X.shape[0])
+        idx = as_int32("ell_spmm: indices", "indices", idx_host.reshape(m * width))
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+            fail("ell_spmm: indices", f"column index {bad} is out of range for X with {n} rows")
+        feat = int(X.shape[1])
+        C = torch.empty((m, feat), dtype=X.dtype, device=device)
+        if m == 0 or feat == 0 or width == 0:
+            return C.zero_()
+        vals = aligned(values.detach().reshape(m, width))
+        self.kernels.run(KernelKey("ell_spmm", dtype, feat, target="cuda"), vals, X, C, self._to_device(idx, device),
+                         m, n, width)
+        return C
+
+    def bsr_spmm(self, A: Any, X: Any) -> Any:
+        """BSR ``A @ X`` for a torch sparse BSR tensor ``A`` (see ``sparsetir.ops.bsr_spmm``)."""
+        _no_gradients("bsr_spmm", A, X)
+        torch = _torch()
+        what = "bsr_spmm: A"
+        if not (isinstance(A, torch.Tensor) and A.layout == torch.sparse_bsr):
+            fail(what, f"expected a torch sparse BSR tensor on a {self.device_type} device, got {_describe(A)}")
+        a = self.prepared.get("device_bsr", A, lambda: self._prepare_bsr(what, A))
+        indptr, indices, (br, bc), device = a
+        m, n = (int(d) for d in A.shape)
+        blocks = aligned(A.values().detach())
+        dtype = _dtype(blocks)
+        X = self.dense("bsr_spmm: X", X, dtype, n, device)
+        feat = int(X.shape[1])
+        C = torch.empty((m, feat), dtype=X.dtype, device=device)
+        if m == 0 or feat == 0:
+            return C.zero_()
+        self.kernels.run(KernelKey("bsr_spmm", dtype, feat, (br, bc), target="cuda"), blocks, X, C, indptr, indices,
+                         m // br, n // bc, int(blocks.shape[0]))
+        return C
+
+    def _prepare_bsr(self, what: str, A: Any) -> tuple:
+        values = A.values()
+        if _dtype(values) not in VALUE_DTYPES:
+            fail(what, f"values must be float32 or float64, got {_dtype(values)}")
+        device = self._device_of(what, values)
+        br, bc = (int(d) for d in values.shape[1:])
+        m, n = (int(d) for d in A.shape)
+        indptr = as_int32(what, "crow_indices", A.crow_indices().detach().cpu().numpy())
+        indices = as_int32(what, "col_indices", A.col_indices().detach().cpu().numpy())
+        check_structure(what, indptr, indices, m // br, n // bc, int(values.shape[0]))
+        return self._to_device(indptr, device), self._to_device(indices, device), (br, bc), device
+
+    def _same_pattern(self, A: Any, values: Any) -> Any:
+        """A CSR matrix of ``A``'s kind with ``A``'s pattern and ``values``."""
+        torch = _torch()
+        if type(A) is CsrTensors:
+            result = CsrTensors(A.crow_indices, A.col_indices, values, A.shape)
+        else:
+            # The structure was checked when A was prepared; torch's own checks are off, and said so.
+            result = torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(), values,
+                                             size=tuple(A.shape), check_invariants=False)
+        if type(result) is not CsrTensors:  # a CsrTensors result shares A's index tensors, and so its entry
+            self.prepared.share("device_csr", result, self.csr("", A))
+        return result
+
+
+def aligned(t: Any) -> Any:
+    """``t`` contiguous and 16-byte aligned (``ALIGNMENT``): itself, or a copy on its device."""
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.numel() and t.data_ptr() % ALIGNMENT:
+        t = t.clone()
+    return t
+
+
+def _no_gradients(op: str, *operands: Any) -> None:
+    torch = _torch()
+    if not torch.is_grad_enabled():
+        return
+    for x in operands:
+        values = x.values if type(x) is CsrTensors else x
+        if isinstance(values, torch.Tensor) and values.requires_grad:
+            fail(f"{op}", "gradients of sparsetir.ops on CUDA tensors are not implemented yet; "
+                          "call it under torch.no_grad(), or on CPU tensors")
+
+
+def _torch() -> Any:
+    return sys.modules["torch"]
+
+
+def _dtype(t: Any) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _torch_dtype(name: str) -> Any:
+    return getattr(_torch(), name)
+
+
+def _describe(x: Any) -> str:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return f"a {x.layout} tensor on {x.device}"
+    return type(x).__name__
+
+
+#: The ops on CUDA devices.
+ops = CudaOps()
+
+__all__ = ["ALIGNMENT", "CudaKernels", "CudaOps", "DeviceCsr", "IndexKeyed", "aligned", "on_cuda", "ops"]

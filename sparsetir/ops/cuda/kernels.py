@@ -1,0 +1,109 @@
+"""The CUDA kernels of ``sparsetir.ops``: the same stage-I scripts as the CPU kernels
+(``ops/scripts.py``), scheduled by the GPU recipes (``schedule/gpu_recipes.py``).
+
+Each maker returns the scheduled program (stage II, or stage III for SDDMM, whose fused loop
+over the nonzeros is scheduled on flattened indices) for a ``KernelKey`` with
+``target="cuda"``. The CPU kernels' nnz-balanced row partition (``partition_rows``) is not
+used: a GPU balances rows over warps by running many of them at once, and SDDMM is balanced
+over the nonzeros by construction. The CPU's main-plus-tail split of awkward widths is not
+needed either: a lane layout covers any width (``feature_layout``).
+
+Arguments of the kernels, in order (what ``ops/cuda/__init__.py`` passes):
+
+- spmm, spmv: ``values, X, C, indptr, indices, m, n, nnz``
+- sddmm: ``values, X, Y, out, indptr, indices, m, n, nnz``
+- segment_sum: ``values, out, offsets, segments, max_len, nnz``
+- bsr_spmm: ``blocks, X, C, indptr, indices, mb, nb, nnzb``
+- ell_spmm: ``values, X, C, indices, m, n, width``
+- softmax: ``values, out, indptr, indices, m, n, nnz``
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ...driver import build
+from ...runtime.cache import KernelCache
+from ...runtime.kernel import Kernel
+from ...runtime.target import cuda_target
+from ...schedule import gpu_recipes as recipes
+from ...schedule.schedule import Schedule
+from ...transforms import pipeline
+from .. import scripts
+
+#: The architecture the kernels' CUDA source is generated for; the launcher compiles that
+#: source for the GPU it runs on.
+ARCH = "sm_90"
+
+
+def _at_stage2(script: Any) -> Schedule:
+    return Schedule(pipeline.lower(script, until=pipeline.STAGE_II), round_trip=False)
+
+
+def make_spmm(key: Any) -> Any:
+    """CSR SpMM: a warp per row, features across the lanes; one column (SpMV): the row's
+    nonzeros across the lanes and a warp reduction."""
+    sch = _at_stage2(scripts.spmm_script(key.feat, key.dtype))
+    if key.feat == 1:
+        recipes.schedule_spmv(sch, "spmm0", "spmm1")
+    else:
+        recipes.schedule_spmm(sch, "spmm0", "spmm1", key.feat, key.dtype)
+    return sch.func
+
+
+def make_sddmm(key: Any) -> Any:
+    """SDDMM over the nonzeros: each nonzero's dot product by a group of lanes."""
+    sch = Schedule(scripts.sddmm_script(key.feat, key.dtype), round_trip=False)
+    sch.sparse_fuse("sddmm", ["I", "J"])
+    sch.sparse_fuse("sddmm_scale", ["I", "J"])
+    sch.lower_sparse_iter()
+    sch.lower_sparse_buffer()
+    recipes.schedule_sddmm(sch, "sddmm0", "sddmm_scale0", key.feat)
+    return sch.func
+
+
+def make_segment_sum(key: Any) -> Any:
+    """Segment sum: SpMM's warp per segment."""
+    sch = _at_stage2(scripts.segment_sum_script(key.feat, key.dtype))
+    recipes.schedule_spmm(sch, "segment_sum0", "segment_sum1", key.feat, key.dtype)
+    return sch.func
+
+
+def make_bsr_spmm(key: Any) -> Any:
+    """BSR SpMM: a warp per row of the matrix (block row and row inside the block fused)."""
+    br, bc = key.block
+    sch = _at_stage2(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
+    recipes.schedule_spmm(sch, "bsr_spmm0", "bsr_spmm1", key.feat, key.dtype)
+    return sch.func
+
+
+def make_ell_spmm(key: Any) -> Any:
+    """ELL SpMM: a warp per row, features across the lanes."""
+    sch = _at_stage2(scripts.ell_spmm_script(key.feat, key.dtype))
+    recipes.schedule_ell_spmm(sch, "ell_spmm0", key.feat, key.dtype)
+    return sch.func
+
+
+def make_softmax(key: Any) -> Any:
+    """Sparse softmax: a thread per row, its maximum and sum in registers."""
+    sch = _at_stage2(scripts.softmax_script(key.dtype))
+    recipes.schedule_rows_per_thread(sch, "softmax0", ("ROW_MAX", "ROW_SUM"))
+    return sch.func
+
+
+MAKERS: dict[str, Callable[[Any], Any]] = {
+    "spmm": make_spmm,
+    "sddmm": make_sddmm,
+    "segment_sum": make_segment_sum,
+    "bsr_spmm": make_bsr_spmm,
+    "ell_spmm": make_ell_spmm,
+    "softmax": make_softmax,
+}
+
+
+def build_cuda_kernel(key: Any, cache: Optional[KernelCache] = None) -> Kernel:
+    """Schedule and compile the CUDA kernel of ``key`` (a ``KernelKey`` with ``target="cuda"``)."""
+    return build(MAKERS[key.op](key), target=cuda_target(ARCH), cache=cache)
+
+
+__all__ = ["ARCH", "MAKERS", "build_cuda_kernel"]

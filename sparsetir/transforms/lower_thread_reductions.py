@@ -1,0 +1,120 @@
+"""lower_thread_reductions: reductions over GPU threads as TVM's warp reductions, kernel by kernel.
+
+A reduction block whose reduction loop is bound to ``threadIdx`` (SDDMM's dot product, its
+lanes across the feature axis) becomes an in-thread partial sum and a cross-thread reduction
+(``tvm_thread_allreduce``, warp shuffles) in TVM's ``LowerCrossThreadReduction``. TVM applies
+it only to a block that is the only writer of its output in its scope, and the scope of a
+top-level loop nest is the whole function: SDDMM's second kernel, which scales the dot
+products in place (``O[p] = A[p] * O[p]``), is a second writer of ``O``, and TVM then leaves
+the block as it is, with the reduction loop still bound to threads. The generated kernel has
+every lane add into the same element: a race that compiles.
+
+Each top-level statement of the root block is a kernel of its own (or host code), and kernels
+run one after another, so a writer in another kernel cannot interfere with a reduction. This
+pass runs TVM's pass on each top-level statement alone (the root block's allocations beside it,
+and the buffers the pass adds for its partial sums kept), which is the scope the rule is meant
+for.
+
+Afterwards no block may still reduce over a thread-bound loop without having been lowered: such a
+block (TVM could not recognise it as a reduction: no ``T.init``, several writers inside one
+kernel, a ``blockIdx`` loop) would race, unless all its writes are atomic adds
+(``lower_atomic_updates``); it is refused with ``LoweringError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tvm import s_tir, structural_walk, tirx, tvm
+from ..errors import LoweringError
+from ..ir.analysis import uses_var
+from ..ir.iteration import ITER_TYPE, REDUCE
+
+
+def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
+    """``prim`` (stage III, thread-bound) with its cross-thread reductions lowered per kernel."""
+    root = prim.body.block if isinstance(prim.body, s_tir.SBlockRealize) else None
+    if root is None:
+        return prim
+    statements = list(root.body.seq) if isinstance(root.body, tirx.SeqStmt) else [root.body]
+    lowered, allocations = [], list(root.alloc_buffers)
+    for stmt in statements:
+        if not _has_thread_binding(stmt):
+            lowered.append(stmt)
+            continue
+        alone = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, stmt, list(root.alloc_buffers))))
+        result = s_tir.transform.LowerCrossThreadReduction()(tvm.IRModule({"main": alone}))["main"].body.block
+        lowered.append(result.body)
+        allocations += [b for b in result.alloc_buffers if not any(b.same_as(a) for a in allocations)]
+    body = lowered[0] if len(lowered) == 1 else tirx.SeqStmt(lowered)
+    new = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, body, allocations)))
+    _refuse_racing_reductions(new)
+    return new
+
+
+def _with_body(root: Any, body: Any, allocations: list) -> Any:
+    return s_tir.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, body, None, allocations,
+                        root.match_buffers, root.annotations, root.span)
+
+
+def _has_thread_binding(stmt: Any) -> bool:
+    found = [False]
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, tirx.For) and node.thread_binding is not None:
+            found[0] = True
+        return not found[0]
+
+    structural_walk(stmt, visit)
+    return found[0]
+
+
+def _refuse_racing_reductions(prim: "tirx.PrimFunc") -> None:
+    """Raise for a block left reducing over a thread-bound loop with plain stores (module docs)."""
+
+    def visit(stmt: Any, bound: list) -> None:
+        if isinstance(stmt, tirx.For):
+            visit(stmt.body, bound + [stmt] if stmt.thread_binding is not None else bound)
+        elif isinstance(stmt, s_tir.SBlockRealize):
+            block = stmt.block
+            reduced = [value for iv, value in zip(block.iter_vars, stmt.iter_values)
+                       if int(iv.iter_type) == ITER_TYPE[REDUCE]]
+            racing = [lp for lp in bound if any(uses_var(v, lp.loop_var) for v in reduced)]
+            if racing and _plain_stores(block):
+                loop = racing[0]
+                raise LoweringError(
+                    f"block '{block.name_hint}' reduces over loop '{loop.loop_var.name}', bound to "
+                    f"{loop.thread_binding.thread_tag}, but TVM cannot lower it as a cross-thread reduction "
+                    "(it needs a reduction block with a T.init, the only writer of its output in its kernel, "
+                    "reduced over threadIdx loops only); its threads would race on "
+                    f"{', '.join(sorted(_plain_stores(block)))}"
+                )
+            if block.init is not None:
+                visit(block.init, bound)
+            visit(block.body, bound)
+        elif isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                visit(s, bound)
+        elif isinstance(stmt, tirx.IfThenElse):
+            visit(stmt.then_case, bound)
+            if stmt.else_case is not None:
+                visit(stmt.else_case, bound)
+        elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body", None), tirx.Stmt):
+            visit(stmt.body, bound)
+
+    visit(prim.body, [])
+
+
+def _plain_stores(block: Any) -> set[str]:
+    """Names of the non-local buffers ``block`` stores into with plain (not atomic) stores."""
+    names: set[str] = set()
+
+    def on_store(store: Any) -> None:
+        if str(store.buffer.scope()) not in ("local", "warp"):
+            names.add(str(store.buffer.name))
+
+    structural_walk(block.body, [(tirx.BufferStore, on_store)])
+    return names
+
+
+__all__ = ["lower_thread_reductions"]

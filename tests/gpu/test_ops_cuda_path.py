@@ -1,0 +1,151 @@
+"""``sparsetir.ops`` on device tensors, run without a GPU.
+
+``CudaOps`` is the whole CUDA path of the ops (argument checks, the structure prepared once,
+outputs on the operands' device, the kernels' arguments) parametrised by a device type and a
+kernel source. Here it runs on CPU tensors with each GPU kernel replaced by its CPU simulation
+(the same scheduled program, its GPU loops serial), and is compared with the CPU ops. What this
+leaves out is named in ``docs/gpu.md``: the CUDA dispatch test itself (``on_cuda``), the
+launcher's driver calls and the kernels' parallel execution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from gpu_kernels import simulated_op
+from sparsetir import ops
+from sparsetir.errors import ArgumentError
+from sparsetir.ops.cuda import CudaKernels, CudaOps, aligned, on_cuda
+
+torch = pytest.importorskip("torch")
+
+
+class _Counting(CudaOps):
+    """CudaOps that counts structure preparations (each one copies the index tensors to the host)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.preparations = 0
+
+    def _prepare_csr(self, what, A):
+        self.preparations += 1
+        return super()._prepare_csr(what, A)
+
+
+@pytest.fixture
+def device_ops():
+    return _Counting(device_type="cpu", kernels=CudaKernels(simulated_op))
+
+
+def _csr(m=90, n=70, density=0.08, dtype=np.float32, seed=0):
+    a = sp.random(m, n, density=density, format="lil", dtype=dtype, random_state=seed)
+    a[0, :] = 0
+    a[m // 2, :] = 0
+    a = a.tocsr()
+    t = torch.sparse_csr_tensor(torch.from_numpy(a.indptr).long(), torch.from_numpy(a.indices).long(),
+                                torch.from_numpy(a.data), size=a.shape, check_invariants=True)
+    return a, t
+
+
+@pytest.mark.parametrize("feat", [1, 8, 33])
+def test_spmm_matches_the_cpu_op(device_ops, feat):
+    a, A = _csr()
+    X = torch.randn(a.shape[1], feat)
+    C = device_ops.spmm(A, X)
+    assert C.device == X.device and C.shape == (a.shape[0], feat)
+    torch.testing.assert_close(C, ops.spmm(A, X), rtol=1e-5, atol=1e-5)
+
+
+def test_sddmm_softmax_spmm_chain(device_ops):
+    a, A = _csr(dtype=np.float64)
+    H = torch.randn(a.shape[0], 16, dtype=torch.float64)
+    G = torch.randn(a.shape[1], 16, dtype=torch.float64)
+    S = device_ops.sddmm(A, H, G)
+    torch.testing.assert_close(S.to_dense(), ops.sddmm(A, H, G).to_dense())
+    P = device_ops.softmax(S)
+    torch.testing.assert_close(P.to_dense(), ops.softmax(ops.sddmm(A, H, G)).to_dense())
+    torch.testing.assert_close(device_ops.spmm(P, G), ops.spmm(ops.softmax(ops.sddmm(A, H, G)), G))
+
+
+def test_spmv_segment_sum_ell(device_ops):
+    a, A = _csr()
+    x = torch.randn(a.shape[1])
+    torch.testing.assert_close(device_ops.spmv(A, x), ops.spmv(A, x))
+    values, offsets = torch.randn(40, 3), torch.tensor([0, 0, 15, 15, 40])
+    torch.testing.assert_close(device_ops.segment_sum(values, offsets), ops.segment_sum(values, offsets))
+    idx, val, X = torch.randint(0, 9, (6, 4)), torch.randn(6, 4), torch.randn(9, 5)
+    torch.testing.assert_close(device_ops.ell_spmm(idx, val, X), ops.ell_spmm(idx, val, X))
+
+
+def test_bsr_spmm(device_ops):
+    a = sp.random(12, 18, density=0.3, format="csr", dtype=np.float32, random_state=1).tobsr((3, 2))
+    A = torch.sparse_bsr_tensor(torch.from_numpy(a.indptr).long(), torch.from_numpy(a.indices).long(),
+                                torch.from_numpy(a.data), size=a.shape)
+    X = torch.randn(18, 7)
+    torch.testing.assert_close(device_ops.bsr_spmm(A, X), torch.from_numpy(a @ X.numpy()), rtol=1e-5, atol=1e-5)
+
+
+def test_structure_is_prepared_once_per_matrix_and_values_read_every_call(device_ops):
+    a, A = _csr()
+    X = torch.randn(a.shape[1], 4)
+    first = device_ops.spmm(A, X)
+    A.values().mul_(2)  # the values are read afresh
+    torch.testing.assert_close(device_ops.spmm(A, X), 2 * first)
+    assert device_ops.preparations == 1
+    device_ops.forget(A)
+    device_ops.spmm(A, X)
+    assert device_ops.preparations == 2
+
+
+def test_results_share_their_input_structure(device_ops):
+    a, A = _csr()
+    H = torch.randn(a.shape[0], 4)
+    S = device_ops.sddmm(A, H, torch.randn(a.shape[1], 4))
+    device_ops.softmax(S)
+    assert device_ops.preparations == 1
+
+
+def test_csr_tensors_are_prepared_by_their_index_memory(device_ops):
+    a, A = _csr()
+    crow, col = A.crow_indices(), A.col_indices()
+    X = torch.randn(a.shape[1], 4)
+    for _ in range(3):  # a new CsrTensors on the same index tensors each time
+        C = device_ops.spmm(ops.CsrTensors(crow, col, A.values(), tuple(A.shape)), X)
+    assert device_ops.preparations == 1
+    torch.testing.assert_close(C, ops.spmm(A, X))
+    col.add_(0)  # an in-place torch edit bumps the version: prepared again
+    device_ops.spmm(ops.CsrTensors(crow, col, A.values(), tuple(A.shape)), X)
+    assert device_ops.preparations == 2
+
+
+def test_argument_errors_match_the_cpu_path(device_ops):
+    a, A = _csr()
+    with pytest.raises(ArgumentError, match="spmm: X: dtype float64 does not match the sparse matrix's dtype float32"):
+        device_ops.spmm(A, torch.randn(a.shape[1], 4, dtype=torch.float64))
+    with pytest.raises(ArgumentError, match=r"spmm: X: expected 70 rows to match the sparse matrix, got shape \(71, 4\)"):
+        device_ops.spmm(A, torch.randn(a.shape[1] + 1, 4))
+    bad = torch.sparse_csr_tensor(torch.tensor([0, 2, 1]), torch.tensor([0, 1]), torch.ones(2), size=(2, 3),
+                                  check_invariants=False)
+    with pytest.raises(ArgumentError, match="spmm: A: indptr: not non-decreasing at position 1"):
+        device_ops.spmm(bad, torch.randn(3, 4))
+    with pytest.raises(ArgumentError, match="spmm: X: expected a torch tensor on cpu, got ndarray"):
+        device_ops.spmm(A, np.zeros((a.shape[1], 4), np.float32))
+    with pytest.raises(ArgumentError, match="gradients of sparsetir.ops on CUDA tensors are not implemented yet"):
+        device_ops.spmm(A, torch.randn(a.shape[1], 4, requires_grad=True))
+
+
+def test_misaligned_and_strided_operands_are_copied_on_their_device():
+    base = torch.zeros(65)
+    view = base[1:]  # 4 bytes past the allocation's start
+    assert view.data_ptr() % 16 and aligned(view).data_ptr() % 16 == 0
+    strided = torch.zeros(8, 8).t()
+    assert aligned(strided).is_contiguous()
+    ok = torch.zeros(16)
+    assert aligned(ok) is ok
+
+
+def test_cpu_tensors_do_not_take_the_cuda_path():
+    a, A = _csr()
+    assert not on_cuda(A, torch.randn(3), np.zeros(3), None)
