@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_comma_list(str),
         metavar="NAME,...",
         help="formats sparsetir's spmm also runs on, each timed and checked beside CSR, with "
-        "its conversion time and auto's choice: rcm, bsr, ell, hyb, auto, or none (default: "
-        "rcm,bsr,hyb,auto; with --smoke: none)",
+        "its conversion time and auto's choice: bsr, ell, hyb, auto, or none (default: "
+        "bsr,hyb,auto; with --smoke: none)",
     )
     bench.add_argument(
         "--alone",

@@ -160,7 +160,7 @@ def test_formats_are_timed_beside_csr_and_auto_reports_its_choice(tmp_path, caps
 
 def test_formats_option_is_checked(capsys):
     assert cli.main(["bench", "--formats", "coo"]) == 2
-    assert "unknown format 'coo' (choose from rcm, bsr, ell, hyb, auto, or none)" in capsys.readouterr().err
+    assert "unknown format 'coo' (choose from bsr, ell, hyb, auto, or none)" in capsys.readouterr().err
 
 
 def _off_by_one_value(matrix, x):

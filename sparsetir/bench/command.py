@@ -39,8 +39,8 @@ DEFAULT_WIDTHS = (32, 128, 512)
 DEFAULT_KERNELS = tuple(KERNELS)
 DEFAULT_ROUNDS = 10
 # The formats spmm also runs on by default (CSR is always its "sparsetir" row).
-DEFAULT_FORMATS = ("rcm", "bsr", "hyb", "auto")
-FORMAT_NAMES = ("rcm", "bsr", "ell", "hyb", "auto")
+DEFAULT_FORMATS = ("bsr", "hyb", "auto")
+FORMAT_NAMES = ("bsr", "ell", "hyb", "auto")
 DEFAULT_OUT = "bench-results"
 SMOKE_WIDTHS = (32,)
 SMOKE_ROUNDS = 3

@@ -229,7 +229,7 @@ def _spmm_formatted(A: Any, a: CsrInput, X: Any, spec: Any) -> Any:
         fmt = formatted.resolve("spmm: format", spec, _stats(A, a))
     m = a.shape[0]
     feat = int(X.shape[1])
-    if fmt == formatted.CSR or m == 0 or feat == 0 or a.nnz == 0:
+    if fmt.name == "csr" or m == 0 or feat == 0 or a.nnz == 0:
         return _spmm_csr(A, a, X)
     form = converted(A, a, fmt)
     C, view = formatted.output(form, m, feat, a.dtype)
@@ -251,8 +251,6 @@ def _stats(A: Any, a: CsrInput) -> Any:
 
 
 def _format_kernel(form: Any, dtype: str, feat: int) -> Any:
-    if isinstance(form, formatted.RowsForm):
-        return library.get(KernelKey("csr_rows_spmm", dtype, feat))
     if isinstance(form, formatted.BsrForm):
         b = form.fmt.block
         return library.get(KernelKey("bsr_gather_spmm", dtype, feat, (b, b)))
@@ -262,8 +260,6 @@ def _format_kernel(form: Any, dtype: str, feat: int) -> Any:
 def _format_arguments(A: Any, a: CsrInput, form: Any, X: Any, C: Any) -> tuple:
     # A form whose values are re-laid out per call (duplicate entries) needs them as NumPy.
     values = _raw_values(A, a) if form.refresh else current_values(A, a)
-    if isinstance(form, formatted.RowsForm):
-        return form.arguments(values, X, C, a)
     if isinstance(form, formatted.BsrForm):
         return form.arguments(values, formatted.padded_operand(form, X), C, a.nnz)
     return form.arguments(values, X, C, a.shape, a.nnz)

@@ -4,17 +4,15 @@ SparseTIR tunes its formats by hand for each data set. Here a cost model narrows
 down from the matrix's structure (``sparsetir.formats.stats``), and a trial on the caller's
 first product decides among the few that remain:
 
-- **CSR** always takes part (it is the reference the others must beat), and CSR with its rows
-  in reverse Cuthill-McKee order (rows with nearby columns computed one after another, so the
-  rows of X they gather are more often still in cache);
+- **CSR** always takes part (it is the reference the others must beat);
 - **BSR** with the block sizes whose blocks are at least ``BSR_MIN_DENSITY`` full (the zero cells
   of sparser blocks cost more than the blocking saves), the densest ``BSR_CANDIDATES`` of them;
 - **hybrid ELL buckets** when most rows are short (90 % of them hold at most ``HYB_MAX_P90``
   entries), where a row's loop overhead weighs most.
 
 Each candidate is converted (once per structure; kept with the matrix's preparation), compiled
-(once per configuration and process; kept on disk), and run ``TRIALS`` times on the caller's
-``X``; the fastest best time wins, except that another format must beat CSR by ``MARGIN``, so
+(once per configuration and process; kept on disk), run ``WARMUPS`` times untimed and
+``TRIALS`` times timed on the caller's ``X``; the fastest best time wins, except that another format must beat CSR by ``MARGIN``, so
 that noise alone never moves a matrix off CSR. The choice is kept with the matrix per width
 and dtype (``choice(A, X)`` returns it with its timings), so later calls cost a dictionary
 lookup. The first call pays for the trial: a few runs of each candidate, and the conversions.
@@ -31,7 +29,8 @@ from .formatted import CSR, SpmmFormat
 
 BSR_CANDIDATES = 2
 HYB_MAX_P90 = 16
-TRIALS = 3
+TRIALS = 5
+WARMUPS = 2
 MARGIN = 1.05
 
 
@@ -57,7 +56,7 @@ class Choice:
 
 def candidates(stats: Any) -> list[SpmmFormat]:
     """The formats worth a trial for a matrix with ``stats``, CSR first."""
-    out = [CSR, SpmmFormat("csr", order="rcm")] if stats.nnz else [CSR]
+    out = [CSR]
     dense = sorted(((d, b) for b, d in stats.block_density if d >= formatted.BSR_MIN_DENSITY and stats.nnz), reverse=True)
     out += [SpmmFormat("bsr", block=b) for _, b in dense[:BSR_CANDIDATES]]
     if stats.nnz and stats.row_p90 <= HYB_MAX_P90:
@@ -98,7 +97,8 @@ def _trial(A: Any, a: Any, X: Any, width: int) -> Choice:
         if fmt.name != "csr":
             made.conversion[str(fmt)] = ops.converted(A, a, fmt).seconds
         run = (lambda: ops.spmm(A, X)) if fmt.name == "csr" else (lambda fmt=fmt: ops.spmm(A, X, format=fmt))
-        run()  # compiles (or loads) the kernel, warms the caches
+        for _ in range(WARMUPS):
+            run()  # the first compiles (or loads) the kernel; then the caches and the allocator warm
         best = float("inf")
         for _ in range(TRIALS):
             t0 = time.perf_counter()

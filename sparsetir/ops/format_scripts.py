@@ -54,36 +54,6 @@ def bsr_gather_spmm_script(block: int, feat: int, dtype: str) -> SparseFunction:
     return bsr_spmm
 
 
-def csr_rows_spmm_script(feat: int, dtype: str) -> SparseFunction:
-    """C = A @ B for CSR A with its rows visited in the order ``rows`` (a permutation of them).
-
-    The rows are the coordinates of a sparse axis ``R``, and ``T.attach(J, R)`` visits the
-    CSR row each one names: the caller's own indptr, indices and values, in another order. The
-    order decides which rows a thread computes one after another, and so how often the rows of
-    B they gather are still in cache (a reverse Cuthill-McKee order puts rows with nearby
-    columns together)."""
-
-    @T.prim_func
-    def csr_rows_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle, rows: T.handle,
-                      m: T.int32, n: T.int32, nnz: T.int32):
-        T.func_attr({"global_symbol": "ops_csr_rows_spmm", "tir.noalias": True, "sparse_tir_level": 2})
-        O = T.dense_fixed(1)
-        I = T.dense_fixed(m)
-        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
-        R = T.sparse_fixed(O, (m, m), rows, "int32", sorted=False)
-        N = T.dense_fixed(n)
-        K = T.dense_fixed(feat)
-        A = T.match_sparse_buffer(a, (I, J), dtype)
-        B = T.match_sparse_buffer(b, (N, K), dtype)
-        C = T.match_sparse_buffer(c, (I, K), dtype)
-        with T.sp_iter([O, R, T.attach(J, R), K], "SSRS", "spmm") as [o, r, j, k]:
-            with T.init():
-                C[r, k] = T.cast(0, dtype)
-            C[r, k] = C[r, k] + A[r, j] * B[j, k]
-
-    return csr_rows_spmm
-
-
 def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
     """C = A @ B for A as ELL buckets of the given ``widths``, values gathered from ``D``.
 
@@ -137,4 +107,4 @@ def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> Sparse
     return parse(text, f"<ops hybrid spmm {widths} x {feat} {dtype}>")
 
 
-__all__ = ["bsr_gather_spmm_script", "csr_rows_spmm_script", "hybrid_spmm_script"]
+__all__ = ["bsr_gather_spmm_script", "hybrid_spmm_script"]

@@ -33,10 +33,8 @@ from .. import formats
 from ..runtime.arrays import kernel_view
 from .inputs import CsrInput, aligned_empty, fail, row_partition
 
-#: The names ``format=`` takes (``rcm``: CSR with its rows in reverse Cuthill-McKee order).
-FORMAT_NAMES = ("csr", "rcm", "bsr", "ell", "hyb", "auto")
-#: Row orders of CSR (``SpmmFormat("csr", order=...)``).
-ORDERS = ("", "rcm")
+#: The names ``format=`` takes.
+FORMAT_NAMES = ("csr", "bsr", "ell", "hyb", "auto")
 #: Block sizes ``bsr`` chooses among, and the least block density (entries per stored cell) it
 #: accepts; below it, the zero cells cost more than the blocking saves (bcsstk16: 0.98 at 3x3,
 #: 1.4-1.9x faster than CSR; 0.58 at 6x6, 0.7-1.2x).
@@ -49,17 +47,13 @@ HYB_MAX_WIDTH = 32
 @dataclass(frozen=True)
 class SpmmFormat:
     """A format for ``ops.spmm`` with its parameters: ``block`` for ``"bsr"``, bucket ``widths``
-    (increasing powers of two) for ``"ell"`` (one width) and ``"hyb"``, a row ``order`` for
-    ``"csr"`` (``"rcm"``: reverse Cuthill-McKee)."""
+    (increasing powers of two) for ``"ell"`` (one width) and ``"hyb"``."""
 
     name: str
     block: int = 0
     widths: tuple[int, ...] = ()
-    order: str = ""
 
     def __str__(self) -> str:
-        if self.name == "csr" and self.order:
-            return f"csr({self.order})"
         if self.name == "bsr":
             return f"bsr({self.block})"
         if self.name in ("ell", "hyb"):
@@ -79,8 +73,6 @@ def resolve(what: str, spec: Any, stats: Any) -> SpmmFormat:
         fail(what, f"format must be one of {', '.join(repr(f) for f in FORMAT_NAMES)} or an ops.SpmmFormat, got {spec!r}")
     if spec == "csr":
         return CSR
-    if spec == "rcm":
-        return SpmmFormat("csr", order="rcm")
     if spec == "bsr":
         return SpmmFormat("bsr", block=best_block(stats)[0])
     if spec == "ell":
@@ -104,10 +96,8 @@ def _power_of_two_at_least(value: int, cap: int) -> int:
 
 
 def _checked(what: str, f: SpmmFormat) -> SpmmFormat:
-    if f.name not in FORMAT_NAMES or f.name in ("auto", "rcm"):
+    if f.name not in FORMAT_NAMES or f.name == "auto":
         fail(what, f"unknown format {f.name!r} (choose from csr, bsr, ell, hyb)")
-    if f.order not in ORDERS or (f.order and f.name != "csr"):
-        fail(what, f"order {f.order!r} is a row order of csr: {', '.join(repr(o) for o in ORDERS[1:])}")
     if f.name == "bsr" and (isinstance(f.block, bool) or not isinstance(f.block, int) or f.block < 1):
         fail(what, f"bsr needs a positive block size, got {f.block!r}")
     if f.name in ("ell", "hyb"):
@@ -164,29 +154,9 @@ class BucketsForm:
         return tuple(args) + tuple(self.boundaries) + (self.parts,)
 
 
-@dataclass
-class RowsForm:
-    """CSR rows in another order, for ``format_scripts.csr_rows_spmm_script``: the order and
-    chunks of it with equal work; the matrix's own arrays do the rest."""
-
-    fmt: SpmmFormat
-    rows: Any
-    part: Any
-    seconds: float
-    refresh: bool = False
-
-    def arguments(self, values: Any, X: Any, C: Any, a: CsrInput) -> tuple:
-        indptr, indices, m, n, nnz = a.tail[:5]
-        return (values, X, C, indptr, indices, self.rows, m, n, nnz, self.part, int(self.part.shape[0]) - 1)
-
-
-def convert(a: CsrInput, values: np.ndarray, fmt: SpmmFormat, parts: int) -> Union[BsrForm, BucketsForm, RowsForm]:
+def convert(a: CsrInput, values: np.ndarray, fmt: SpmmFormat, parts: int) -> Union[BsrForm, BucketsForm]:
     """``a`` (a prepared CSR, with its current ``values``) in format ``fmt``, timed."""
     start = time.perf_counter()
-    if fmt.name == "csr":
-        form = _rows_form(a, fmt, parts)
-        form.seconds = time.perf_counter() - start
-        return form
     source = formats.from_arrays(a.indptr, a.indices, np.asarray(values), a.shape)
     if fmt.name == "bsr":
         form = _bsr_form(source, fmt, parts)
@@ -194,24 +164,6 @@ def convert(a: CsrInput, values: np.ndarray, fmt: SpmmFormat, parts: int) -> Uni
         form = _buckets_form(source, fmt, a.shape[0], parts)
     form.seconds = time.perf_counter() - start
     return form
-
-
-def _rows_form(a: CsrInput, fmt: SpmmFormat, parts: int) -> RowsForm:
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    m, n = a.shape
-    pattern = csr_matrix((np.ones(a.nnz, np.int8), a.indices, a.indptr), shape=a.shape)
-    if m == n:
-        rows = reverse_cuthill_mckee(pattern, symmetric_mode=False)
-    else:  # RCM orders the vertices of a square graph: rows of A Aᵀ, which share columns of A
-        rows = reverse_cuthill_mckee((pattern @ pattern.T).tocsr(), symmetric_mode=True)
-    rows = np.ascontiguousarray(rows, np.int32)
-    lengths = np.diff(a.indptr)[rows]
-    ordered = np.zeros(m + 1, np.int64)
-    np.cumsum(lengths, out=ordered[1:])
-    part = row_partition(ordered, parts)
-    return RowsForm(fmt, kernel_view(rows), kernel_view(part), 0.0)
 
 
 def _position_map(fmt_obj: Any) -> tuple[np.ndarray, bool]:
@@ -283,4 +235,4 @@ def padded_operand(form: Any, X: Any) -> Any:
     return out
 
 
-__all__ = ["BsrForm", "BucketsForm", "CSR", "FORMAT_NAMES", "RowsForm", "SpmmFormat", "convert", "resolve"]
+__all__ = ["BsrForm", "BucketsForm", "CSR", "FORMAT_NAMES", "SpmmFormat", "convert", "resolve"]

@@ -209,14 +209,6 @@ def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
     return _scheduled(f2, lambda s: recipes.schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
 
 
-def make_csr_rows_spmm(key: KernelKey) -> Stage2Function:
-    """CSR SpMM over rows in a given order (``format_scripts.csr_rows_spmm_script``): chunks of
-    the order with equal work, register-tiled as CSR SpMM is."""
-    f2 = _partitioned(_stage2(format_scripts.csr_rows_spmm_script(key.feat, key.dtype)), "spmm0", parallel=True)
-    return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, vector_lanes(key.dtype),
-                                                            parallel=False))
-
-
 def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
     """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
     bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), each bucket
@@ -258,7 +250,6 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "softmax": make_softmax,
     "bsr_gather_spmm": make_bsr_gather_spmm,
     "hybrid_spmm": make_hybrid_spmm,
-    "csr_rows_spmm": make_csr_rows_spmm,
 }
 
 

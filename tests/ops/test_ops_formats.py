@@ -16,7 +16,7 @@ from sparsetir.ops import SpmmFormat, auto, formatted
 
 from ops_matrices import MATRICES, random_csr
 
-FORMATS = ["csr", "rcm", "bsr", "ell", "hyb", "auto", SpmmFormat("bsr", block=3), SpmmFormat("hyb", widths=(2, 8))]
+FORMATS = ["csr", "bsr", "ell", "hyb", "auto", SpmmFormat("bsr", block=3), SpmmFormat("hyb", widths=(2, 8))]
 SHARED = ["cora", "citeseer", "pubmed", "email_enron", "soc_slashdot0902", "bcsstk16", "rgg_n_2_15_s0"]
 
 
@@ -32,7 +32,7 @@ def _check(A, X, fmt, rtol=1e-5):
 def test_every_format_on_every_shared_matrix(name, shared_data_dir):
     A = data.load(name, search_dirs=[shared_data_dir])
     X = np.random.default_rng(0).standard_normal((A.shape[1], 16)).astype(np.float32)
-    for fmt in ["csr", "rcm", "bsr", "ell", "hyb", "auto"]:
+    for fmt in ["csr", "bsr", "ell", "hyb", "auto"]:
         _check(A, X, fmt, rtol=2e-5)
 
 
@@ -122,24 +122,21 @@ def test_candidates_follow_the_structure():
     blocky = sp.csr_matrix(np.kron(np.eye(20), np.ones((3, 3), np.float32)))
     stats = sparsetir.formats.stats(blocky)
     names = [str(f) for f in auto.candidates(stats)]
-    assert names[:2] == ["csr", "csr(rcm)"] and "bsr(3)" in names
+    assert names[0] == "csr" and "bsr(3)" in names
     assert formatted.resolve("x", "bsr", stats) == SpmmFormat("bsr", block=3)
     graph = data.load("cora")
-    assert [str(f) for f in auto.candidates(sparsetir.formats.stats(graph))] == ["csr", "csr(rcm)",
-                                                                              "hyb(1, 2, 4, 8, 16, 32)"]
+    assert [str(f) for f in auto.candidates(sparsetir.formats.stats(graph))] == ["csr", "hyb(1, 2, 4, 8, 16, 32)"]
 
 
 def test_bad_formats_are_named():
     A = random_csr(10, 8, 0.3, 10)
     X = np.ones((8, 4), np.float32)
-    with pytest.raises(sparsetir.ArgumentError, match=r"spmm: format: format must be one of 'csr', 'rcm', 'bsr', 'ell', 'hyb', 'auto'"):
+    with pytest.raises(sparsetir.ArgumentError, match=r"spmm: format: format must be one of 'csr', 'bsr', 'ell', 'hyb', 'auto'"):
         ops.spmm(A, X, format="coo")
     with pytest.raises(sparsetir.ArgumentError, match="bsr needs a positive block size, got 0"):
         ops.spmm(A, X, format=SpmmFormat("bsr", block=0))
     with pytest.raises(sparsetir.ArgumentError, match=r"hyb needs increasing power-of-two widths, got \(3, 8\)"):
         ops.spmm(A, X, format=SpmmFormat("hyb", widths=(3, 8)))
-    with pytest.raises(sparsetir.ArgumentError, match="order 'rcm' is a row order of csr"):
-        ops.spmm(A, X, format=SpmmFormat("bsr", block=2, order="rcm"))
     with pytest.raises(sparsetir.ArgumentError, match=r"ell needs increasing power-of-two widths \(one\)"):
         ops.spmm(A, X, format=SpmmFormat("ell", widths=(2, 4)))
     Ct = ops.csr_tensors(A)
