@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..runtime.arrays import kernel_view
 from .csr_tensors import CsrTensors
 
 
@@ -107,6 +108,8 @@ class _Pattern:
         self.ones = sp.csr_matrix((np.ones(nnz, dtype), indices, indptr), shape=shape)
         self.work = sp.csr_matrix((np.empty(nnz, dtype), indices, indptr), shape=shape)
         self.work_t = sp.csr_matrix((np.empty(nnz, dtype), self.rows[self.perm], t_indptr), shape=(n, m))
+        # Aᵀ's entry p is A's entry perm[p]: the gather map of ``ops.spmm_gathered``.
+        self.src = kernel_view(self.perm.astype(np.int32))
         self.lock = threading.Lock()
 
     def at(self, values: np.ndarray, op: Any, *operands: Any) -> Any:
@@ -116,7 +119,14 @@ class _Pattern:
             return op(self.work, *operands)
 
     def transposed(self, values: np.ndarray, op: Any, *operands: Any) -> Any:
-        """``op`` applied to the transpose of the matrix of this structure with ``values``."""
+        """``op`` applied to the transpose of the matrix of this structure with ``values``.
+
+        ``ops.spmm`` reads Aᵀ's values from ``values`` through ``perm`` inside its kernel
+        (``ops.spmm_gathered``); another op gets them reordered into a copy first."""
+        ops = _ops()
+        if op is ops.spmm and len(operands) == 1 and values.dtype == self.work_t.data.dtype:
+            t = ops._csr("A", self.work_t)
+            return ops.spmm_gathered(t, np.ascontiguousarray(values), self.src, *operands)
         with self.lock:
             np.take(values, self.perm, out=self.work_t.data)
             return op(self.work_t, *operands)

@@ -54,6 +54,32 @@ def bsr_gather_spmm_script(block: int, feat: int, dtype: str) -> SparseFunction:
     return bsr_spmm
 
 
+def csr_gather_spmm_script(feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B for CSR A whose values are ``D[S[p]]``: the values of another matrix with the
+    same entries in another order (Aᵀ's entries read from A's value array, for the backward
+    passes), so no reordered copy of the values is made per call."""
+
+    @T.prim_func
+    def csr_gather_spmm(data: T.handle, src: T.handle, b: T.handle, c: T.handle, indptr: T.handle,
+                        indices: T.handle, m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_csr_gather_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        J_detach = T.dense_fixed(n)
+        NZ = T.dense_fixed(nnz)
+        K = T.dense_fixed(feat)
+        S = T.match_sparse_buffer(src, (I, J), "int32")
+        D = T.match_sparse_buffer(data, (NZ,), dtype)
+        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
+        C = T.match_sparse_buffer(c, (I, K), dtype)
+        with T.sp_iter([I, J, K], "SRS", "spmm") as [i, j, k]:
+            with T.init():
+                C[i, k] = T.cast(0, dtype)
+            C[i, k] = C[i, k] + D[S[i, j]] * B[j, k]
+
+    return csr_gather_spmm
+
+
 def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
     """C = A @ B for A as ELL buckets of the given ``widths``, values gathered from ``D``.
 
@@ -107,4 +133,4 @@ def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> Sparse
     return parse(text, f"<ops hybrid spmm {widths} x {feat} {dtype}>")
 
 
-__all__ = ["bsr_gather_spmm_script", "hybrid_spmm_script"]
+__all__ = ["bsr_gather_spmm_script", "csr_gather_spmm_script", "hybrid_spmm_script"]

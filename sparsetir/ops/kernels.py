@@ -209,6 +209,13 @@ def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
     return _scheduled(f2, lambda s: recipes.schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
 
 
+def make_csr_gather_spmm(key: KernelKey) -> Stage2Function:
+    """CSR SpMM with values gathered through a position map (``format_scripts``): scheduled as
+    CSR SpMM (nnz-balanced chunks, register tiles)."""
+    f2 = _partitioned(_stage2(format_scripts.csr_gather_spmm_script(key.feat, key.dtype)), "spmm0")
+    return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, vector_lanes(key.dtype)))
+
+
 def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
     """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
     bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), each bucket
@@ -231,8 +238,19 @@ def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
 
 
 def make_softmax(key: KernelKey) -> Stage2Function:
-    """Sparse softmax: nnz-balanced row chunks in parallel."""
+    """Sparse softmax in one kernel: nnz-balanced row chunks in parallel (the GPU path's; the
+    CPU ops run ``softmax_shift``, NumPy's exp, ``softmax_scale``: see ``ops._softmax_values``)."""
     return _partitioned(_stage2(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
+
+
+def make_softmax_shift(key: KernelKey) -> Stage2Function:
+    """Each stored entry minus its row's maximum: nnz-balanced row chunks in parallel."""
+    return _partitioned(_stage2(scripts.softmax_shift_script(key.dtype)), "softmax0", parallel=True)
+
+
+def make_softmax_scale(key: KernelKey) -> Stage2Function:
+    """Each stored entry over its row's sum, in place: nnz-balanced row chunks in parallel."""
+    return _partitioned(_stage2(scripts.softmax_scale_script(key.dtype)), "softmax0", parallel=True)
 
 
 #: Operations whose kernels are built with ``REASSOCIATING`` target options.
@@ -248,8 +266,11 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "bsr_spmm": make_bsr_spmm,
     "ell_spmm": make_ell_spmm,
     "softmax": make_softmax,
+    "softmax_shift": make_softmax_shift,
+    "softmax_scale": make_softmax_scale,
     "bsr_gather_spmm": make_bsr_gather_spmm,
     "hybrid_spmm": make_hybrid_spmm,
+    "csr_gather_spmm": make_csr_gather_spmm,
 }
 
 

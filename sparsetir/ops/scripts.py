@@ -299,6 +299,52 @@ def ell_spmm_split_script(main: int, tail: int, dtype: str) -> SparseFunction:
     return ell_spmm
 
 
+def softmax_shift_script(dtype: str) -> SparseFunction:
+    """B[i, j] = A[i, j] - max(A[i, :]) on the stored entries of CSR A: the first step of the CPU
+    softmax (``ops._softmax_values``), which exponentiates the result with NumPy."""
+
+    @T.prim_func
+    def softmax_shift(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle,
+                      m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_softmax_shift", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        A = T.match_sparse_buffer(a, (I, J), dtype)
+        B = T.match_sparse_buffer(b, (I, J), dtype)
+        ROW_MAX = T.alloc_sparse_buffer((I,), dtype=dtype)
+        with T.sp_iter([I], "S", "softmax") as [i]:
+            with T.sp_iter([J], "R", "row_max") as [j]:
+                with T.init():
+                    ROW_MAX[i] = T.min_value(dtype)
+                ROW_MAX[i] = T.max(ROW_MAX[i], A[i, j])
+            with T.sp_iter([J], "S", "shift") as [j]:
+                B[i, j] = A[i, j] - ROW_MAX[i]
+
+    return softmax_shift
+
+
+def softmax_scale_script(dtype: str) -> SparseFunction:
+    """B[i, j] = B[i, j] / sum(B[i, :]) on the stored entries of CSR B, in place: the last step
+    of the CPU softmax."""
+
+    @T.prim_func
+    def softmax_scale(b: T.handle, indptr: T.handle, indices: T.handle, m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_softmax_scale", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+        B = T.match_sparse_buffer(b, (I, J), dtype)
+        ROW_SUM = T.alloc_sparse_buffer((I,), dtype=dtype)
+        with T.sp_iter([I], "S", "softmax") as [i]:
+            with T.sp_iter([J], "R", "row_sum") as [j]:
+                with T.init():
+                    ROW_SUM[i] = 0.0
+                ROW_SUM[i] = ROW_SUM[i] + B[i, j]
+            with T.sp_iter([J], "S", "normalize") as [j]:
+                B[i, j] = B[i, j] / ROW_SUM[i]
+
+    return softmax_scale
+
+
 def softmax_script(dtype: str) -> SparseFunction:
     """Row-wise softmax over the stored entries of CSR A (same pattern out)."""
 
@@ -312,16 +358,20 @@ def softmax_script(dtype: str) -> SparseFunction:
         B = T.match_sparse_buffer(b, (I, J), dtype)
         ROW_MAX = T.alloc_sparse_buffer((I,), dtype=dtype)
         ROW_SUM = T.alloc_sparse_buffer((I,), dtype=dtype)
+        # Each exponential is computed once, into B, then summed and scaled there: exp is the
+        # costly step (a libm call per entry), and a row's entries stay in L1 between passes.
         with T.sp_iter([I], "S", "softmax") as [i]:
             with T.sp_iter([J], "R", "row_max") as [j]:
                 with T.init():
                     ROW_MAX[i] = T.min_value(dtype)
                 ROW_MAX[i] = T.max(ROW_MAX[i], A[i, j])
+            with T.sp_iter([J], "S", "exp") as [j]:
+                B[i, j] = T.exp(A[i, j] - ROW_MAX[i])
             with T.sp_iter([J], "R", "row_sum") as [j]:
                 with T.init():
                     ROW_SUM[i] = 0.0
-                ROW_SUM[i] = ROW_SUM[i] + T.exp(A[i, j] - ROW_MAX[i])
+                ROW_SUM[i] = ROW_SUM[i] + B[i, j]
             with T.sp_iter([J], "S", "normalize") as [j]:
-                B[i, j] = T.exp(A[i, j] - ROW_MAX[i]) / ROW_SUM[i]
+                B[i, j] = B[i, j] / ROW_SUM[i]
 
     return softmax

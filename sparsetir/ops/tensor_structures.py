@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..runtime.arrays import kernel_view
 from .inputs import CsrInput, as_int32, check_structure, fail, memory_key, row_partition, version
 
 
@@ -64,6 +65,13 @@ class Structure:
         """The prepared structure of Aᵀ."""
         return self._transpose()[0]
 
+    @property
+    def transposed_src(self) -> Any:
+        """Where each of Aᵀ's entries is in A's value array (int32, a kernel view): the gather
+        map of ``ops.spmm_gathered``."""
+        self._transpose()
+        return self._src
+
     def transposed_values(self, values: np.ndarray) -> np.ndarray:
         """A's ``values`` in the entry order of Aᵀ (a new array)."""
         return np.take(values, self._transpose()[1])
@@ -84,6 +92,7 @@ class Structure:
                 t_longest = int(np.diff(t_indptr).max()) if n else 0
                 t = CsrInput(a.data, t_indptr, rows[perm], (n, m), a.dtype, row_partition(t_indptr, self._parts),
                              True, t_longest)
+                self._src = kernel_view(perm.astype(np.int32))
                 self._transposed = (t, perm)
             return self._transposed
 

@@ -73,10 +73,9 @@ def _values(values: Tensor) -> Tensor:
 def _spmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Tensor,
           transpose: bool = False) -> Tensor:
     s = _structure("spmm: A", crow, col, values, rows, cols)
-    if transpose:
-        a, vals = s.transposed, s.transposed_values(_values(values).numpy())
-    else:
-        a, vals = s.csr, _values(values)
+    if transpose:  # Aᵀ's values read from A's through the permutation, inside the kernel
+        return _ops.spmm_gathered(s.transposed, _values(values), s.transposed_src, X)
+    a, vals = s.csr, _values(values)
     X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
     m = a.shape[0]
     feat = int(X.shape[1])
@@ -121,8 +120,7 @@ def _softmax(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int) ->
     a = _structure("softmax: A", crow, col, values, rows, cols).csr
     vals = _values(values)
     out = torch.empty_like(vals)
-    if a.nnz:
-        _ops._call(_ops._kernel(a, "softmax", 0), (vals, out) + a.tail, 4 * a.nnz)
+    _ops._softmax_values(a, vals, out.numpy())
     return out
 
 
