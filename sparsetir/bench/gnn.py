@@ -1,12 +1,14 @@
 """``sparsetir bench --model gcn|gat``: GNN training epochs on sparsetir, torch.sparse and PyG.
 
 On each data set, every backend trains the same model (``sparsetir.models``) from the same
-seeded parameters for the same number of epochs. An epoch is forward, backward and optimizer
-step, timed by the wall clock. The report gives the median time of an epoch after the first
+seeded parameters for the same number of epochs, the backends taking turns epoch by epoch. An
+epoch is forward, backward and optimizer step, timed by the wall clock. The report gives the median time of an epoch after the first
 ``WARMUP_EPOCHS`` (which compile sparsetir's kernels; the first epoch is reported apart),
 sparsetir's speedup over each peer (the peer's time over sparsetir's), and the test accuracy
-after the last epoch. Backends run one after another, each through all its epochs, as a user's
-training would; the bench sets no threads, bindings or environment variables. The data is the
+after the last epoch. The backends take turns epoch by epoch, so that all of them meet the same
+machine (a shared machine's speed drifts over minutes); each keeps its own random stream, so
+its training is the one it would do alone. The bench sets no threads, bindings or environment
+variables. The data is the
 bundled graph with the features of ``--features``, else Planetoid's own for Cora and CiteSeer
 (bundled), else synthetic ones, and every row says which.
 """
@@ -57,14 +59,16 @@ class ModelRow:
 
 def bench_model(kind: str, dataset: str, adjacency: sp.spmatrix, node_data, backends: tuple[str, ...],
                 epochs: int, seed: int = 0, log=None) -> list[ModelRow]:
-    """Train model ``kind`` on each of ``backends`` for ``epochs`` epochs; one row per backend."""
-    from sparsetir.models import Graph, make_model, train
+    """Train model ``kind`` on each of ``backends`` for ``epochs`` epochs; one row per backend.
 
-    graph = Graph(adjacency)
+    The backends take turns epoch by epoch (the order rotating), so that every backend's epochs
+    are spread over the same stretch of time: on a shared machine the speed drifts over
+    minutes, and backends timed one after another would each meet another drift. Each backend
+    keeps its own random stream (dropout), as if it trained alone."""
+    runs = _train_in_turns(kind, adjacency, node_data, backends, epochs, seed)
     rows = []
     for backend in backends:
-        model = make_model(kind, backend, graph, node_data, seed)
-        run = train(model, node_data, epochs, seed)
+        run = runs[backend]
         timed = run.seconds[WARMUP_EPOCHS:] or run.seconds
         row = ModelRow(kind, dataset, backend, epochs, 1e3 * statistics.median(timed), 1e3 * statistics.fmean(timed),
                        1e3 * run.seconds[0], run.losses[-1], run.val_accuracy, run.test_accuracy, node_data.source)
@@ -73,6 +77,40 @@ def bench_model(kind: str, dataset: str, adjacency: sp.spmatrix, node_data, back
             log(f"{kind} {dataset} {backend}: {row.ms_per_epoch:.2f} ms/epoch, test accuracy "
                 f"{100 * row.test_accuracy:.1f}%")
     return rows
+
+
+def _train_in_turns(kind: str, adjacency: sp.spmatrix, node_data, backends: tuple[str, ...], epochs: int,
+                    seed: int) -> dict:
+    """One ``TrainingRun`` per backend, their epochs interleaved (see ``bench_model``)."""
+    import time
+
+    import torch
+
+    from sparsetir.models import Graph, make_model
+    from sparsetir.models.train import TrainingRun, accuracy, train_step
+
+    graph = Graph(adjacency)
+    models = {b: make_model(kind, b, graph, node_data, seed) for b in backends}
+    optimizers = {b: m.optimizer() for b, m in models.items()}
+    runs = {b: TrainingRun() for b in backends}
+    outside = torch.get_rng_state()
+    torch.manual_seed(seed)
+    streams = {b: torch.get_rng_state() for b in backends}  # every backend starts from the seed
+    for epoch in range(epochs):
+        shift = epoch % len(backends)
+        for b in backends[shift:] + backends[:shift]:
+            torch.set_rng_state(streams[b])
+            start = time.perf_counter()
+            loss = train_step(models[b], node_data, optimizers[b])
+            runs[b].seconds.append(time.perf_counter() - start)
+            runs[b].losses.append(loss)
+            streams[b] = torch.get_rng_state()
+    for b, model in models.items():
+        runs[b].val_accuracy = accuracy(model, node_data, node_data.val_mask)
+        runs[b].test_accuracy = accuracy(model, node_data, node_data.test_mask)
+        runs[b].kept_epoch = epochs - 1
+    torch.set_rng_state(outside)
+    return runs
 
 
 def speedups(rows: list[ModelRow]) -> dict[tuple[str, str], float]:
