@@ -203,8 +203,6 @@ def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
         return _autograd.spmm(A, X, format)
     a = _csr("spmm: A", A)
     X = dense_operand("spmm: X", X, a.dtype, a.shape[1])
-    m, n = a.shape
-    feat = int(X.shape[1])
     if format != "csr":
         return _spmm_formatted(A, a, X, format)
     return _spmm_csr(A, a, X)

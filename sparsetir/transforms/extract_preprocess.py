@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .._tvm import TensorLoad, Var, structural_walk
-from ..ir.axis import AttachedAxis, Axis, FusedAxis
+from ..ir.axis import AttachedAxis, Axis, iter_axes
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
 from ..ir.verifier import verify
@@ -69,7 +69,7 @@ def _restricted(func: SparseFunction, name: str, attrs: dict, body: list[Any]) -
             need(a)
     for it in _iterations(body):
         for entry in it.axes:
-            for a in _entry_axes(entry):
+            for a in iter_axes(entry):
                 need(a)
             if isinstance(entry, AttachedAxis):
                 need(entry.new_parent)
@@ -90,14 +90,6 @@ def _iterations(stmts: Sequence[Any]) -> list[SparseIteration]:
             out.append(stmt)
             out += _iterations(stmt.body)
     return out
-
-
-def _entry_axes(entry: Any) -> list[Axis]:
-    if isinstance(entry, FusedAxis):
-        return list(entry.axes)
-    if isinstance(entry, AttachedAxis):
-        return [entry.axis]
-    return [entry]
 
 
 def _mentions(roots: Sequence[Any], target: Any) -> bool:

@@ -40,11 +40,12 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .._tvm import Expr, TensorLoad, Var, structural_map, structural_walk, tirx, tvm
 from ..errors import LoweringError, VerifyError
-from ..ir.axis import AttachedAxis, Axis, FusedAxis, make_axis
+from ..ir.axis import AttachedAxis, Axis, FusedAxis, iter_axes, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
 from ..ir.iteration import REDUCE, SPATIAL, SparseIteration
 from ..ir.verifier import verify
+from .sparse_iter.context import substitute
 
 #: The iteration attribute that marks a preprocess iteration (the RFC's spelling).
 PREPROCESS_ATTR = "preprocess"
@@ -216,7 +217,7 @@ class _Installed:
         for name, buf in old_buffers.items():
             new_name = _fresh(rule.new_name(name), taken)
             storage = tirx.decl_buffer([a.length for a in new_axes], buf.dtype, name=new_name, scope=template.scope)
-            extra = _subst(template.extra_storage, mapping) if template.extra_storage is not None else None
+            extra = substitute(template.extra_storage, mapping) if template.extra_storage is not None else None
             buffers[name] = SparseBuffer(storage, new_axes, handles[name], template.scope, extra, template.span)
         return cls(rule, params, axes, buffers, old_buffers, old_axes)
 
@@ -247,7 +248,7 @@ class _Installed:
         kept: list[tuple[Var, Var]] = []
         pos = 0
         for entry in it.axes:
-            count = len(_entry_axes(entry))
+            count = len(iter_axes(entry))
             entry_kinds = it.kinds[pos:pos + count]
             entry_vars = list(it.iter_vars[pos:pos + count])
             pos += count
@@ -261,7 +262,7 @@ class _Installed:
                     kinds.append(entry_kinds)
                     iters.append(var)
                 continue
-            if any(a.name in old_index for a in _entry_axes(entry)):
+            if any(a.name in old_index for a in iter_axes(entry)):
                 raise LoweringError(f"format_decompose: iteration '{it.name}' iterates '{_entry_name(entry)}' fused or "
                                     f"attached; rewrite rule {rule.name!r} needs its axes as plain entries")
             entries.append(entry)
@@ -285,7 +286,7 @@ class _Installed:
         rewrite = _BufferRewrite(self, analyzer, old_vars, new_vars)
 
         def convert(stmts: list[Any]) -> list[Any]:
-            return [rewrite.general(_subst(rewrite.direct(s), substitution)) for s in stmts]
+            return [rewrite.general(substitute(rewrite.direct(s), substitution)) for s in stmts]
 
         name = _fresh_name(f"{it.name}_{rule.name}", taken_names)
         return SparseIteration(name, entries, "".join(kinds), iters, None, convert(list(it.body)), dict(it.attrs), it.span)
@@ -340,7 +341,7 @@ def _renamed_axis(a: Axis, name: str, done: dict[str, Axis], mapping: list[tuple
     parent = done[a.parent.name] if a.parent is not None else None
 
     def sub(expr: Any) -> Any:
-        return _subst(expr, mapping) if expr is not None else None
+        return substitute(expr, mapping) if expr is not None else None
 
     def handle(var: Optional[Var]) -> Optional[Var]:
         return next((new for old, new in mapping if old.same_as(var)), var) if var is not None else None
@@ -354,7 +355,7 @@ def _init_iteration(it: SparseIteration, taken_names: set[str]) -> SparseIterati
     entries, kinds, iters = [], [], []
     pos = 0
     for entry in it.axes:
-        count = len(_entry_axes(entry))
+        count = len(iter_axes(entry))
         entry_kinds = it.kinds[pos:pos + count]
         entry_vars = list(it.iter_vars[pos:pos + count])
         pos += count
@@ -367,30 +368,22 @@ def _init_iteration(it: SparseIteration, taken_names: set[str]) -> SparseIterati
         kinds.append(entry_kinds)
         iters.extend(entry_vars)
     fresh = [Var(v.name, v.ty) for v in iters]
-    kept = {a.name for e in entries for a in _entry_axes(e)}
+    kept = {a.name for e in entries for a in iter_axes(e)}
     for entry in entries:
-        for axis in _entry_axes(entry):
+        for axis in iter_axes(entry):
             parent = entry.new_parent if isinstance(entry, AttachedAxis) else axis.parent
-            if parent is not None and parent.name not in kept and not (isinstance(entry, FusedAxis) and axis is not _entry_axes(entry)[0]):
+            if parent is not None and parent.name not in kept and not (isinstance(entry, FusedAxis) and axis is not iter_axes(entry)[0]):
                 raise LoweringError(f"format_decompose: the init of '{it.name}' cannot be split out: spatial axis "
                                     f"'{axis.name}' hangs under reduction axis '{parent.name}'")
     if not entries:
         raise LoweringError(f"format_decompose: iteration '{it.name}' has an init but no spatial axis to run it over")
     name = _fresh_name(f"{it.name}_init", taken_names)
-    body = [_subst(s, list(zip(iters, fresh))) for s in it.init]
+    body = [substitute(s, list(zip(iters, fresh))) for s in it.init]
     return SparseIteration(name, entries, "".join(kinds), fresh, None, body, {}, it.span)
 
 
-def _entry_axes(entry: Any) -> list[Axis]:
-    if isinstance(entry, FusedAxis):
-        return list(entry.axes)
-    if isinstance(entry, AttachedAxis):
-        return [entry.axis]
-    return [entry]
-
-
 def _entry_name(entry: Any) -> str:
-    return "+".join(a.name for a in _entry_axes(entry))
+    return "+".join(a.name for a in iter_axes(entry))
 
 
 def _reads_any(it: SparseIteration, buffers: Mapping[str, SparseBuffer]) -> bool:
@@ -458,19 +451,6 @@ def _call_map(rule: FormatRewriteRule, fn: Callable[..., Any], args: list[Any], 
 
 def _as_index(expr: Any, dtype: str) -> Any:
     return expr if str(expr.ty.dtype) == dtype else tirx.Cast(dtype, expr)
-
-
-def _subst(expr: Any, mapping: list[tuple[Var, Any]]) -> Any:
-    if not mapping:
-        return expr
-
-    def on_var(v: Var) -> Any:
-        for old, new in mapping:
-            if v.same_as(old):
-                return new
-        return v
-
-    return structural_map(expr, [(Var, on_var)])
 
 
 def _fresh(name: str, taken: set[str]) -> str:
