@@ -73,9 +73,13 @@ class TorchKernels:
         """Graph attention over ``s`` (see ``SparsetirKernels.attend``; no ``workspace`` needed)."""
         scores = F.leaky_relu(dst[s.rows] + src[s.col], negative_slope)
         # torch.sparse.softmax takes COO only; the entries are row-major, i.e. coalesced.
-        alpha = torch.sparse.softmax(torch.sparse_coo_tensor(s.coo, scores, s.size, is_coalesced=True), 1)
+        # The structure is the graph's own (checked when it was built): torch's checks are off, and said
+        # so (torch warns when they are off implicitly).
+        alpha = torch.sparse.softmax(torch.sparse_coo_tensor(s.coo, scores, s.size, is_coalesced=True,
+                                                             check_invariants=False), 1)
         if dropout > 0:
-            alpha = torch.sparse_coo_tensor(s.coo, drop(alpha.values(), dropout), s.size, is_coalesced=True)
+            alpha = torch.sparse_coo_tensor(s.coo, drop(alpha.values(), dropout), s.size, is_coalesced=True,
+                                            check_invariants=False)
         # torch.sparse.mm's gradient for a COO operand is a dense (rows x columns) product masked
         # afterwards (1 s per call on Cora's 8 heads, a 100 GB product on PubMed's); for a CSR
         # operand it is computed at the stored entries only.
