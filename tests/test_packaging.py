@@ -10,7 +10,7 @@ import pytest
 from sparsetir import cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-TEST_INSTALL = "pip install -e '.[test,torch,bench,gnn]' && "
+TEST_INSTALL = "pip install -e '.[test,torch,bench,gnn,cuda]' && "
 
 
 def readme_test_command() -> str:
@@ -22,6 +22,16 @@ def readme_test_command() -> str:
 def test_ci_runs_the_readme_test_command():
     ci = (CHECKOUT / ".ci" / "run").read_text().splitlines()
     assert readme_test_command() in ci
+
+
+def test_ci_installs_the_readme_extras_first():
+    """CI's first install is the README's; its fallbacks only drop extras, for machines that lack them."""
+    import re
+
+    ci = (CHECKOUT / ".ci" / "run").read_text()
+    installs = re.findall(r"pip install [^\n]*?-e '(\.\[[^\]]*\])'", ci)
+    readme_extras = re.search(r"-e '(\.\[[^\]]*\])'", TEST_INSTALL).group(1)
+    assert installs and installs[0] == readme_extras
 
 
 def test_console_script_runs_cli_main():
