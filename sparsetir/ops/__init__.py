@@ -17,8 +17,8 @@ custom ops, so ``torch.compile`` traces them (``torch_library.py``; a model hold
 ``CsrTensors``, since Dynamo cannot trace sparse tensors).
 
 Compilation happens once per configuration (operation, dtype, feature width, block shape) and
-is cached for the process; per-matrix preparation (structure validation, int32 indices,
-nnz-balanced partition points) is cached per matrix object (see ``inputs.py``); values are
+is cached for the process; per-matrix preparation (structure validation, private int32 copies
+of the indices, nnz-balanced partition points) is cached per matrix object (see ``inputs.py``); values are
 read afresh on every call. Inputs are never modified. Bad input raises ``sparsetir.ArgumentError`` (a ``ValueError``) naming the
 argument and the problem.
 """
@@ -46,6 +46,7 @@ from .inputs import (
     dense_operand,
     fail,
     is_torch_tensor,
+    own_int32,
     prepare_csr,
     row_partition,
     value_dtype_name,
@@ -82,7 +83,8 @@ prepared = PreparedCache()
 
 
 def forget(A: Any) -> None:
-    """Drop the cached preparation of ``A`` (needed only after editing its index arrays in place)."""
+    """Drop the cached preparation of ``A``: needed only after editing its index arrays in place,
+    which the calls until then do not see (they use copies taken when ``A`` was prepared)."""
     if type(A) is CsrTensors:  # prepared by its index tensors' memory (``tensor_structures.py``)
         from . import torch_library
 
@@ -327,20 +329,24 @@ def _sddmm_operands(a: CsrInput, X: Any, Y: Any, fix: str) -> tuple[Any, Any, in
 def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
     """A CSR matrix of ``A``'s kind (``a`` is its preparation) with ``A``'s pattern (copied index
     arrays) and ``values``."""
+    # The index arrays are copies of the preparation's (in A's index dtype): the structure
+    # ``values`` were computed on, even when A's own arrays were edited in place since.
     if a.is_torch:
         torch = torch_module()
         # The structure was validated when A was prepared; torch's own checks are off, and said so
         # (torch warns when they are off implicitly).
-        result = torch.sparse_csr_tensor(A.crow_indices().clone(), A.col_indices().clone(),
-                                         torch.from_numpy(values), size=tuple(A.shape), check_invariants=False)
+        crow = torch.from_numpy(a.indptr).to(A.crow_indices().dtype, copy=True)
+        col = torch.from_numpy(a.indices).to(A.col_indices().dtype, copy=True)
+        result = torch.sparse_csr_tensor(crow, col, torch.from_numpy(values), size=tuple(A.shape),
+                                         check_invariants=False)
         prepared.share("csr", result, a)  # the same structure: ops on the result skip preparing it
         return result
     # A shallow copy of A keeps every attribute of A's class (shape, format flags, which stay
     # true for an identical pattern) and skips the constructor's format checks (~10 us).
     result = _shallow_copy(A)
     result.data = values
-    result.indices = A.indices.copy()
-    result.indptr = A.indptr.copy()
+    result.indices = a.indices.astype(A.indices.dtype)
+    result.indptr = a.indptr.astype(A.indptr.dtype)
     return result
 
 
@@ -463,8 +469,8 @@ def _prepare_bsr(what: str, A: Any) -> tuple:
         fail(what, f"values must be float32 or float64, got {data.dtype}")
     br, bc = (int(b) for b in A.blocksize)
     m, n = A.shape
-    indptr = as_int32(what, "indptr", np.asarray(A.indptr))
-    indices = as_int32(what, "indices", np.asarray(A.indices))
+    indptr = own_int32(what, "indptr", np.asarray(A.indptr))
+    indices = own_int32(what, "indices", np.asarray(A.indices))
     if data.ndim != 3 or data.shape[1:] != (br, bc):
         fail(what, f"data must have shape (nnz_blocks, {br}, {bc}), got {data.shape}")
     check_structure(what, indptr, indices, m // br, n // bc, data.shape[0])

@@ -1,17 +1,20 @@
 """Checking and preparing the arguments of ``sparsetir.ops``.
 
-A sparse matrix's structure is checked and prepared once: it is validated (O(nnz)), index
-arrays are converted to int32 when needed, and nnz-balanced row partition points are computed.
-The result is cached per matrix object in a ``PreparedCache``, keyed by a weak reference to
-the matrix plus the data pointers, shapes and dtypes of its arrays: replacing an array of the
-matrix (``A.indices = ...``) or passing a different matrix prepares again, and the entry goes
+A sparse matrix's structure is checked and prepared once: its index arrays are copied into
+int32 arrays of the preparation's own, those copies are validated (O(nnz)), and nnz-balanced
+row partition points are computed. The result is cached per matrix object in a
+``PreparedCache``, keyed by a weak reference to the matrix plus the identity of its arrays,
+its shape and its last row pointer: replacing an array of the matrix (``A.indices = ...``),
+changing ``A.indptr[-1]`` or passing a different matrix prepares again, and the entry goes
 away with the matrix.
 
 Values are never cached: a call reads the matrix's own values array, or, when that array is
 not C-contiguous or is read-only (which a kernel cannot take), a copy made for that call, so
-``A.data *= 10`` between calls is always seen. Modifying a matrix's *index* arrays in place
-after a call is not detected (their validation is what the cache saves); call
-``sparsetir.ops.forget(A)`` after doing so.
+``A.data *= 10`` between calls is always seen. The kernels read only the preparation's copies
+of the index arrays, never the caller's: editing ``A.indices`` or ``A.indptr`` in place after a
+call can never make a kernel read out of bounds, but (unless it changes ``A.indptr[-1]``) the
+result is for the structure as it was when first prepared; call ``sparsetir.ops.forget(A)``
+after such an edit.
 
 Dense operands are checked on every call (O(1): dtype, rank, shape), never modified; a
 non-contiguous one is copied.
@@ -138,6 +141,14 @@ def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
     return part
 
 
+def own_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
+    """``array`` as a contiguous int32 array that shares no memory with it: what a preparation
+    validates and hands to the kernels, which an in-place edit of the caller's array cannot
+    change afterwards (O(n) once per matrix)."""
+    converted = as_int32(what, name, array)
+    return converted.copy() if np.may_share_memory(converted, array) else converted
+
+
 def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
     """(data, indptr, indices, shape) of a scipy CSR matrix."""
     fmt = getattr(A, "format", None)
@@ -164,8 +175,8 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
         fail(what, f"shape {shape} with {data.shape[0]} stored values exceeds the int32 index range")
     if data.ndim != 1:
         fail(what, f"values must be 1-D, got shape {data.shape}")
-    indptr = as_int32(what, "indptr", np.asarray(indptr))
-    indices = as_int32(what, "indices", np.asarray(indices))
+    indptr = own_int32(what, "indptr", np.asarray(indptr))
+    indices = own_int32(what, "indices", np.asarray(indices))
     check_structure(what, indptr, indices, m, n, data.shape[0])
     longest = int(np.diff(indptr).max()) if m else 0
     return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), False, longest)
@@ -217,9 +228,15 @@ def _fingerprint(A: Any) -> tuple[tuple, tuple]:
     """Identity of the arrays inside a SciPy-like ``A``, which changes when one of them is
     replaced, and what keeps that identity valid: (fingerprint, objects to hold while the
     fingerprint is kept). SciPy matrices hold their arrays as attributes: the ids of the array
-    objects identify them, and holding the arrays keeps those ids from being reused."""
+    objects identify them, and holding the arrays keeps those ids from being reused. The last
+    row pointer (O(1) to read) is part of it, so the commonest in-place edit of a structure,
+    one that changes its number of entries, prepares again (and is validated)."""
     arrays = (getattr(A, "data", None), getattr(A, "indptr", None), getattr(A, "indices", None))
-    return (id(arrays[0]), id(arrays[1]), id(arrays[2]), repr(getattr(A, "shape", None)),
+    try:
+        last = arrays[1].item(-1)
+    except (AttributeError, IndexError, TypeError, ValueError):  # no or an empty indptr: refused when prepared
+        last = None
+    return (id(arrays[0]), id(arrays[1]), id(arrays[2]), last, repr(getattr(A, "shape", None)),
             repr(getattr(A, "blocksize", None))), arrays
 
 

@@ -23,7 +23,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..runtime.arrays import kernel_view
-from .inputs import CsrInput, as_int32, check_structure, fail, memory_key, row_partition, version
+from .inputs import CsrInput, check_structure, fail, memory_key, own_int32, row_partition, version
 
 
 def _own_int32(what: str, name: str, t: Any) -> np.ndarray:
@@ -31,8 +31,7 @@ def _own_int32(what: str, name: str, t: Any) -> np.ndarray:
     array = t.detach().contiguous().numpy()
     if array.ndim != 1:
         fail(what, f"{name} must be 1-D, got shape {array.shape}")
-    converted = as_int32(what, name, array)
-    return converted.copy() if np.may_share_memory(converted, array) else converted
+    return own_int32(what, name, array)
 
 
 def prepare_structure(what: str, crow: Any, col: Any, shape: tuple[int, int], dtype: str, parts: int) -> CsrInput:

@@ -177,3 +177,64 @@ def test_torch_results_come_prepared_and_without_warnings(dense):
     S = sp.csr_matrix((_sddmm_ref(A, dense["Xs"], dense["Y"]), A.indices, A.indptr), shape=A.shape)
     expected = sp.csr_matrix((_softmax_ref(S), A.indices, A.indptr), shape=A.shape) @ dense["Y"]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+#: Every op on a matrix whose index arrays are then edited in place to point far out of bounds:
+#: run in a child process, since a kernel reading the caller's arrays would crash the process.
+_EDITED_STRUCTURE_SCRIPT = r"""
+import numpy as np, scipy.sparse as sp, sparsetir.ops as ops
+from sparsetir import ArgumentError
+
+rng = np.random.default_rng(7)
+A0 = sp.random(300, 200, 0.2, format="csr", dtype=np.float32, random_state=1)
+X = rng.standard_normal((200, 4)).astype(np.float32)
+Xs = rng.standard_normal((300, 4)).astype(np.float32)
+x = X[:, 0].copy()
+calls = {f"spmm {fmt}": (lambda A, fmt=fmt: ops.spmm(A, X, format=fmt), lambda A: A @ X)
+         for fmt in ("csr", "bsr", "ell", "hyb", "auto")}
+calls["spmv"] = (lambda A: ops.spmv(A, x), lambda A: A @ x)
+calls["sddmm"] = (lambda A: ops.sddmm(A, Xs, X).toarray(),
+                  lambda A: A.multiply(Xs @ X.T).toarray())
+calls["softmax"] = (lambda A: ops.softmax(A).toarray(), lambda A: softmax_ref(A))
+
+
+def softmax_ref(A):
+    out = A.astype(np.float64)
+    for i in range(A.shape[0]):
+        row = out.data[out.indptr[i]:out.indptr[i + 1]]
+        if row.size:
+            row[:] = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+    return out.toarray()
+
+
+for name, (run, ref) in calls.items():
+    for index_dtype in (np.int32, np.int64):
+        A = A0.copy()
+        A.indices, A.indptr = A.indices.astype(index_dtype), A.indptr.astype(index_dtype)
+        expected = ref(A)
+        run(A)
+        A.indices[:] = 2**30                      # a result for the structure first seen
+        np.testing.assert_allclose(run(A), expected, rtol=1e-4, atol=1e-4, err_msg=name)
+        A.indptr[-1] = 10**8                      # a changed entry count is prepared again
+        try:
+            run(A)
+        except ArgumentError as err:
+            assert "indptr[300]=100000000" in str(err), (name, err)
+        else:
+            raise AssertionError(f"{name}: an indptr ending past nnz was accepted")
+B = A0.tobsr((2, 2))
+expected = B @ X
+ops.bsr_spmm(B, X)
+B.indices[:] = 2**30
+np.testing.assert_allclose(ops.bsr_spmm(B, X), expected, rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+
+
+def test_index_arrays_edited_in_place_never_reach_the_kernels():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _EDITED_STRUCTURE_SCRIPT], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
