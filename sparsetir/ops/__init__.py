@@ -47,6 +47,7 @@ from .inputs import (
     fail,
     is_torch_tensor,
     own_int32,
+    plain,
     prepare_csr,
     row_partition,
     value_dtype_name,
@@ -421,7 +422,7 @@ def _segment_sum(values: Any, offsets: Any) -> Any:
     if ndim not in (1, 2):
         fail("segment_sum: values", f"expected a 1-D or 2-D array, got shape {tuple(values.shape)}")
     values = dense_operand("segment_sum: values", values, dtype, None, ndim=ndim)
-    offs = offsets.detach().cpu().numpy() if is_torch_tensor(offsets) else np.asarray(offsets)
+    offs = plain(offsets).cpu().numpy() if is_torch_tensor(offsets) else np.asarray(offsets)
     offs = as_int32("segment_sum: offsets", "offsets", offs)
     if offs.ndim != 1 or offs.shape[0] < 1:
         fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
@@ -495,10 +496,10 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> A
 
 def _ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int]) -> Any:
     """``ell_spmm`` without gradients (also the ``sparsetir::ell_spmm`` custom op's body)."""
-    vals = values.detach().numpy() if is_torch_tensor(values) else np.asarray(values)
+    vals = plain(values).numpy() if is_torch_tensor(values) else np.asarray(values)
     if str(vals.dtype) not in VALUE_DTYPES:
         fail("ell_spmm: values", f"must be float32 or float64, got {vals.dtype}")
-    idx = indices.detach().cpu().numpy() if is_torch_tensor(indices) else np.asarray(indices)
+    idx = plain(indices).cpu().numpy() if is_torch_tensor(indices) else np.asarray(indices)
     m, width = _ell_shape(idx.shape, vals.shape, rows)
     vals = vals.reshape(m, width)
     idx = as_int32("ell_spmm: indices", "indices", idx.reshape(m * width))

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from ..runtime.arrays import kernel_view
 from .csr_tensors import CsrTensors
+from .inputs import plain
 
 
 def wants_torch(*operands: Any) -> bool:
@@ -156,11 +157,11 @@ def _values(A: Any) -> np.ndarray:
 
 def _torch_values(v: Any) -> Any:
     torch = sys.modules["torch"]
-    return v.detach() if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))
+    return plain(v) if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))
 
 
 def _np(t: Any) -> np.ndarray:
-    return t.detach().contiguous().numpy()
+    return plain(t).contiguous().numpy()
 
 
 def _grad_of_csr(A: Any, values: Any) -> Any:

@@ -51,6 +51,15 @@ def is_torch_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+def plain(t: Any) -> Any:
+    """Torch tensor ``t`` as a kernel may read its memory: without autograd history, and with a
+    lazy negation applied (a tensor with torch's negative bit, ``x._neg_view()``, holds the
+    negation of its values; only complex tensors, which no op takes, have a conjugate bit)."""
+    if t.requires_grad:
+        t = t.detach()
+    return t.resolve_neg() if t.is_neg() else t
+
+
 def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary.
 
@@ -207,10 +216,7 @@ def current_values(A: Any, a: CsrInput) -> Any:
     matrix's own array, or a torch tensor's current values (copied only when not contiguous)."""
     if not a.is_torch:
         return a.values()
-    values = A.values()
-    if values.requires_grad:
-        values = values.detach()
-    return values.contiguous().numpy()
+    return plain(A.values()).contiguous().numpy()
 
 
 def version(t: Any) -> int:
@@ -329,7 +335,7 @@ def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int 
     if rows is not None and shape[0] != rows:
         fail(what, f"expected {rows} rows to match the sparse matrix, got shape {tuple(shape)}")
     if is_torch_tensor(X):
-        return X.detach().contiguous()
+        return plain(X).contiguous()
     X = np.ascontiguousarray(X)
     return X if X.flags.writeable else X.copy()
 

@@ -23,12 +23,12 @@ from typing import Any, Optional
 import numpy as np
 
 from ..runtime.arrays import kernel_view
-from .inputs import CsrInput, check_structure, fail, memory_key, own_int32, row_partition, version
+from .inputs import CsrInput, check_structure, fail, memory_key, own_int32, plain, row_partition, version
 
 
 def _own_int32(what: str, name: str, t: Any) -> np.ndarray:
     """Index tensor ``t`` as an int32 array that does not share ``t``'s memory."""
-    array = t.detach().contiguous().numpy()
+    array = plain(t).contiguous().numpy()
     if array.ndim != 1:
         fail(what, f"{name} must be 1-D, got shape {array.shape}")
     return own_int32(what, name, array)

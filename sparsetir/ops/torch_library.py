@@ -39,7 +39,7 @@ import torch
 from sparsetir import ops as _ops
 
 from .csr_tensors import CsrTensors, csr_tensors
-from .inputs import dense_operand, fail
+from .inputs import dense_operand, fail, plain
 from .tensor_structures import Structure, TensorStructures
 
 Tensor = torch.Tensor
@@ -63,8 +63,9 @@ def _structure(what: str, crow: Tensor, col: Tensor, values: Tensor, rows: int, 
 
 
 def _values(values: Tensor) -> Tensor:
-    """A matrix's values as a kernel takes them (TVM refuses tensors that require grad)."""
-    return values.detach().contiguous()
+    """A matrix's values as a kernel takes them (TVM refuses tensors that require grad; a
+    negative view's memory holds the negated values)."""
+    return plain(values).contiguous()
 
 
 # --- the ops ------------------------------------------------------------------------------------

@@ -32,7 +32,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..csr_tensors import CsrTensors
-from ..inputs import PreparedCache, VALUE_DTYPES, as_int32, check_offsets, check_structure, fail, memory_key, version
+from ..inputs import (PreparedCache, VALUE_DTYPES, as_int32, check_offsets, check_structure, fail, memory_key, plain,
+                      version)
 from ..kernels import KernelKey
 from .kernels import build_cuda_kernel
 
@@ -170,8 +171,8 @@ class CudaOps:
         for name, t in (("crow_indices", crow), ("col_indices", col)):
             if t.device != device:
                 fail(what, f"{name} is on {t.device}, but the values are on {device}")
-        indptr = as_int32(what, "crow_indices", crow.detach().cpu().numpy())  # the one copy to the host
-        indices = as_int32(what, "col_indices", col.detach().cpu().numpy())
+        indptr = as_int32(what, "crow_indices", plain(crow).cpu().numpy())  # the one copy to the host
+        indices = as_int32(what, "col_indices", plain(col).cpu().numpy())
         m, n = shape
         check_structure(what, indptr, indices, m, n, int(indices.shape[0]))
         longest = int(np.diff(indptr).max()) if m else 0
@@ -195,12 +196,12 @@ class CudaOps:
             fail(what, f"dtype {_dtype(X)} does not match the sparse matrix's dtype {dtype}; convert one of them")
         if rows is not None and X.shape[0] != rows:
             fail(what, f"expected {rows} rows to match the sparse matrix, got shape {tuple(X.shape)}")
-        return aligned(X.detach())
+        return aligned(plain(X))
 
     def values(self, A: Any) -> Any:
         """The current values of ``A`` as the kernels take them."""
         values = A.values if type(A) is CsrTensors else A.values()
-        return aligned(values.detach())
+        return aligned(plain(values))
 
     def _device_of(self, what: str, t: Any) -> Any:
         if t.device.type != self.device_type:
@@ -281,7 +282,7 @@ class CudaOps:
             fail("segment_sum: values", f"expected a 1-D or 2-D array, got shape {tuple(values.shape)}")
         device = self._device_of("segment_sum: values", values)
         values = self.dense("segment_sum: values", values, dtype, None, device, ndim=values.dim())
-        host = offsets.detach().cpu().numpy() if isinstance(offsets, torch.Tensor) else np.asarray(offsets)
+        host = plain(offsets).cpu().numpy() if isinstance(offsets, torch.Tensor) else np.asarray(offsets)
         offs = as_int32("segment_sum: offsets", "offsets", host)
         if offs.ndim != 1 or offs.shape[0] < 1:
             fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
@@ -308,7 +309,7 @@ class CudaOps:
         if dtype not in VALUE_DTYPES:
             fail("ell_spmm: values", f"must be float32 or float64, got {dtype}")
         device = self._device_of("ell_spmm: values", values)
-        idx_host = indices.detach().cpu().numpy() if isinstance(indices, torch.Tensor) else np.asarray(indices)
+        idx_host = plain(indices).cpu().numpy() if isinstance(indices, torch.Tensor) else np.asarray(indices)
         m, width = _ell_shape(tuple(idx_host.shape), tuple(values.shape), rows)
         X = self.dense("ell_spmm: X", X, dtype, None, device)
         n = int(X.shape[0])
@@ -320,7 +321,7 @@ class CudaOps:
         C = torch.empty((m, feat), dtype=X.dtype, device=device)
         if m == 0 or feat == 0 or width == 0:
             return C.zero_()
-        vals = aligned(values.detach().reshape(m, width))
+        vals = aligned(plain(values).reshape(m, width))
         self.kernels.run(KernelKey("ell_spmm", dtype, feat, target="cuda"), vals, X, C, self._to_device(idx, device),
                          m, n, width)
         return C
@@ -335,7 +336,7 @@ class CudaOps:
         a = self.prepared.get("device_bsr", A, lambda: self._prepare_bsr(what, A))
         indptr, indices, (br, bc), device = a
         m, n = (int(d) for d in A.shape)
-        blocks = aligned(A.values().detach())
+        blocks = aligned(plain(A.values()))
         dtype = _dtype(blocks)
         X = self.dense("bsr_spmm: X", X, dtype, n, device)
         feat = int(X.shape[1])
@@ -353,8 +354,8 @@ class CudaOps:
         device = self._device_of(what, values)
         br, bc = (int(d) for d in values.shape[1:])
         m, n = (int(d) for d in A.shape)
-        indptr = as_int32(what, "crow_indices", A.crow_indices().detach().cpu().numpy())
-        indices = as_int32(what, "col_indices", A.col_indices().detach().cpu().numpy())
+        indptr = as_int32(what, "crow_indices", plain(A.crow_indices()).cpu().numpy())
+        indices = as_int32(what, "col_indices", plain(A.col_indices()).cpu().numpy())
         check_structure(what, indptr, indices, m // br, n // bc, int(values.shape[0]))
         return self._to_device(indptr, device), self._to_device(indices, device), (br, bc), device
 
