@@ -177,6 +177,8 @@ class FunctionParser:
         for stmt in node.body:
             if _is_construct_call(stmt, self.alias, "func_attr") and stmt.value.args:
                 mapping = stmt.value.args[0]
+                if isinstance(mapping, ast.Dict):
+                    self._check_unique_keys(mapping)  # which of two levels would count?
                 for key, value in zip(getattr(mapping, "keys", []), getattr(mapping, "values", [])):
                     if isinstance(key, ast.Constant) and key.value == LEVEL_ATTR:
                         level = self._attr_value(value)
@@ -334,12 +336,27 @@ class FunctionParser:
         node = call.args[0]
         if not isinstance(node, ast.Dict):
             self.source.fail(node, f"T.{construct}() takes a dict literal such as {{\"key\": value}}", VerifyError)
-        attrs: dict[str, Any] = {}
+        return self._literal_dict(node, 0)
+
+    def _literal_dict(self, node: ast.Dict, depth: int) -> dict[str, Any]:
+        """The attributes of a dict literal; a key written twice is an error at its second
+        occurrence (Python would keep the last value silently)."""
+        self._check_unique_keys(node)
+        out: dict[str, Any] = {}
         for key, value in zip(node.keys, node.values):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 self.source.fail(key if key is not None else node, "attribute keys must be string literals", VerifyError)
-            attrs[key.value] = self._attr_value(value)
-        return attrs
+            out[key.value] = self._attr_value(value, depth)
+        return out
+
+    def _check_unique_keys(self, node: ast.Dict) -> None:
+        first: dict[Any, ast.AST] = {}
+        for key in node.keys:
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                if key.value in first:
+                    self.source.fail(key, f"attribute key {key.value!r} is given twice (first on line "
+                                          f"{first[key.value].lineno})", VerifyError)
+                first[key.value] = key
 
     def _attr_value(self, node: ast.AST, depth: int = 0) -> Any:
         """A literal attribute value: str, int, float, bool, a typed constant ``T.int64(3)``, or a
@@ -355,12 +372,7 @@ class FunctionParser:
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self._attr_value(item, depth + 1) for item in node.elts]
         if isinstance(node, ast.Dict):
-            out = {}
-            for key, value in zip(node.keys, node.values):
-                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                    self.source.fail(key if key is not None else node, "attribute keys must be string literals", VerifyError)
-                out[key.value] = self._attr_value(value, depth + 1)
-            return out
+            return self._literal_dict(node, depth + 1)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_alias(node.func.value, self.alias) \
                 and node.func.attr in C.VALUE_DTYPES and len(node.args) == 1 and not node.keywords:
             value = self.exprs.expr(node)  # T.int64(3), T.float32(0.5): a typed constant

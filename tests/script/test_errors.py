@@ -240,6 +240,18 @@ def f(m: T.int32, q) -> None:
     T.func_attr({"a": 1})
     T.func_attr({"a": 1})
 """, "T.func_attr may appear only once", L1 + 1, 5),
+    case("func-attr-duplicate-key", """
+    T.func_attr({"a": 1, "b": 2, "a": 3})
+""", "attribute key 'a' is given twice (first on line", L1, 34),
+    case("func-attr-duplicate-level", """
+    T.func_attr({"sparse_tir_level": 2,
+                 "sparse_tir_level": True})
+""", "attribute key 'sparse_tir_level' is given twice", L1 + 1, 18),
+    case("sp-iter-attr-duplicate-nested-key", """
+    with T.sp_iter([I], "S", "s") as [i]:
+        T.sp_iter_attr({"hint": {"x": 1, "x": 2}})
+        B[i] = x
+""", "attribute key 'x' is given twice", L1 + 1, 42),
     case("func-attr-non-literal", """
     T.func_attr({"a": m})
 """, "attribute values must be literals", L1, 23),
@@ -414,6 +426,12 @@ def f(m: T.int32) -> None:
 from sparsetir.script import tir as T
 block = 4
 """, "a script file holds imports and @T.prim_func functions only", 2, 1),
+    case("stage-level-given-twice", """
+from sparsetir.script import tir as T
+@T.prim_func
+def f(m: T.int32) -> None:
+    T.func_attr({"sparse_tir_level": True, "sparse_tir_level": 1})
+""", "attribute key 'sparse_tir_level' is given twice", 4, 44),
     case("stage-level", """
 from sparsetir.script import tir as T
 @T.prim_func
