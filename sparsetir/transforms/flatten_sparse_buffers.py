@@ -13,6 +13,7 @@ Accesses are rewritten post-order with ``structural_map``; a position vector ``(
 maps to ``indptr[flat] + p`` at a variable axis and ``flat * extent + p`` at a fixed one.
 Point regions map to points; other regions cover the whole collapsed dimension. No aliasing
 views are needed, because the parameters already have the partially flattened shapes.
+Last, ``guard_accesses`` guards every access not provably inside its array.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Optional
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
-from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, Stage2Buffer, Stage2Function
+from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, PARTITIONS_ATTR, Stage2Buffer, Stage2Function
 
 Range = tvm.ir.Range
 STAGE_III_LEVEL = 0
@@ -108,11 +109,39 @@ class _Flatten:
             [(TensorLoad, self.on_load), (tirx.BufferStore, self.on_store), (TensorRegion, self.on_region)],
         )
         out = tirx.PrimFunc(params, body, prim.ret_type)
+        from .guard_accesses import guard_accesses  # here: it reads sparse_iter, which imports the pipeline
+
+        out = guard_accesses(out, self._checked_values()).prim
         attrs = dict(prim.attrs) if prim.attrs is not None else {}
         attrs["sparse_tir_level"] = STAGE_III_LEVEL
         for key, value in attrs.items():
             out = out.with_attr(key, value)
         return out
+
+    def _checked_values(self) -> dict[Any, "ValueRange"]:
+        """The ranges the argument checks (``driver.constraints_of``) give the elements of the
+        structure arrays: an indptr in ``[0, nnz]``, indices in ``[0, length)``, a row-partition
+        array in ``[0, rows]``."""
+        from .guard_accesses import ValueRange
+
+        values: dict[Any, ValueRange] = {}
+        for meta, new in self.info.values():
+            for axis in self.f2.axes:
+                if meta.role == INDPTR and axis.is_variable and axis.indptr.same_as(meta.buffer) \
+                        and axis.nnz is not None:
+                    values[new] = ValueRange(_zero(axis.nnz), axis.nnz)
+                    break
+                if meta.role == INDICES and axis.is_sparse and axis.indices.same_as(meta.buffer):
+                    values[new] = ValueRange(_zero(axis.length), axis.length - 1)
+                    break
+        attrs = self.f2.prim.attrs
+        if attrs is not None and PARTITIONS_ATTR in attrs:
+            by_name = {str(p.name): p for p in self.f2.prim.params}
+            for parts, _, extent in ([str(x) for x in entry] for entry in attrs[PARTITIONS_ATTR]):
+                end = tirx.const(int(extent), "int32") if extent.isdigit() else by_name.get(extent)
+                if parts in by_name and end is not None:
+                    values[by_name[parts]] = ValueRange(_zero(end), end)
+        return values
 
     def _meta_of(self, var: Any) -> Optional[Stage2Buffer]:
         for meta in self.f2.buffers:
@@ -193,6 +222,10 @@ class _Flatten:
             flat = self._flat(axes[:collapse], [r.min for r in head])
             return tirx.BufferRegion(new, [Range.from_min_extent(flat, 1)] + ranges[collapse:])
         return tirx.BufferRegion(new, [Range.from_min_extent(0, shape[0])] + ranges[collapse:])
+
+
+def _zero(like: Any) -> Any:
+    return tirx.const(0, str(like.ty.dtype))
 
 
 def _is_one(expr: Any) -> bool:

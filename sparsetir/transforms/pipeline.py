@@ -7,7 +7,7 @@ blocks over position-space buffers, ``Stage2Function``) to stage III (a plain TV
     lower_sparse_iter          I  → II
     auto_decompose_reduction   II → II   (inits under data-dependent loops hoisted)
     bound_cache_extents        II → II   (data-dependent allocation extents bounded)
-    flatten_sparse_buffers     II → III
+    flatten_sparse_buffers     II → III  (then accesses not provably inside their arrays guarded)
 
 Every caller runs this list: ``sparsetir.build``, ``sparsetir show``, ``sparsetir.Schedule``
 (its ``lower_sparse_iter`` and ``lower_sparse_buffer`` steps) and ``sparsetir.lower_sparse_buffer``.

@@ -19,7 +19,8 @@ def batched_ragged_matmul(x: T.Buffer(("nnz_ij",), "float32"), y: T.Buffer(("nnz
                         T.reads()
                         T.writes(z[indptr_ik[indptr_i[vb] + vi] + vk])
                         T.sblock_attr({"sparse": True})
-                        z[indptr_ik[indptr_i[vb] + vi] + vk] = T.float32(0.0)
+                        if indptr_ik[indptr_i[vb] + vi] + vk < nnz_ik:
+                            z[indptr_ik[indptr_i[vb] + vi] + vk] = T.float32(0.0)
                 for j, k in T.grid(indptr_j[vb + 1] - indptr_j[vb], indptr_k[vb + 1] - indptr_k[vb]):
                     with T.sblock("batched_ragged_matmul1_update"):
                         vi = T.axis.spatial(max_i, i)
@@ -28,4 +29,5 @@ def batched_ragged_matmul(x: T.Buffer(("nnz_ij",), "float32"), y: T.Buffer(("nnz
                         T.reads(z[indptr_ik[indptr_i[vb] + vi] + vk], x[indptr_ij[indptr_i[vb] + vi] + vj], y[indptr_jk[indptr_j[vb] + vj] + vk])
                         T.writes(z[indptr_ik[indptr_i[vb] + vi] + vk])
                         T.sblock_attr({"sparse": True})
-                        z[indptr_ik[indptr_i[vb] + vi] + vk] = z[indptr_ik[indptr_i[vb] + vi] + vk] + x[indptr_ij[indptr_i[vb] + vi] + vj] * y[indptr_jk[indptr_j[vb] + vj] + vk]
+                        if indptr_ik[indptr_i[vb] + vi] + vk < nnz_ik:
+                            z[indptr_ik[indptr_i[vb] + vi] + vk] = T.if_then_else(indptr_ik[indptr_i[vb] + vi] + vk < nnz_ik, z[indptr_ik[indptr_i[vb] + vi] + vk], T.float32(0.0)) + T.if_then_else(indptr_ij[indptr_i[vb] + vi] + vj < nnz_ij, x[indptr_ij[indptr_i[vb] + vi] + vj], T.float32(0.0)) * T.if_then_else(indptr_jk[indptr_j[vb] + vj] + vk < nnz_jk, y[indptr_jk[indptr_j[vb] + vj] + vk], T.float32(0.0))

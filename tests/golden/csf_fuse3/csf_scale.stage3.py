@@ -17,7 +17,7 @@ def csf_scale(a: T.Buffer(("nnz_k",), "float32"), b: T.Buffer((nnz_k,), "float32
             lohi[0] = 0
             lohi[1] = m
             while lohi[0] < lohi[1]:
-                if indptr_k[indptr_j[(lohi[0] + lohi[1]) // 2]] <= vijk:
+                if T.if_then_else(T.if_then_else((lohi[0] + lohi[1]) // 2 >= 0 and (lohi[0] + lohi[1]) // 2 < m + 1, indptr_j[(lohi[0] + lohi[1]) // 2], 0) >= 0 and T.if_then_else((lohi[0] + lohi[1]) // 2 >= 0 and (lohi[0] + lohi[1]) // 2 < m + 1, indptr_j[(lohi[0] + lohi[1]) // 2], 0) < nnz_j + 1, indptr_k[T.if_then_else((lohi[0] + lohi[1]) // 2 >= 0 and (lohi[0] + lohi[1]) // 2 < m + 1, indptr_j[(lohi[0] + lohi[1]) // 2], 0)], 0) <= vijk:
                     lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                 else:
                     lohi[1] = (lohi[0] + lohi[1]) // 2
@@ -29,9 +29,9 @@ def csf_scale(a: T.Buffer(("nnz_k",), "float32"), b: T.Buffer((nnz_k,), "float32
             T.sblock_attr({"sparse": True})
             lohi = T.sblock_alloc_buffer((2,), "int32", scope="local")
             lohi[0] = 0
-            lohi[1] = indptr_j[csf_scale_ijk_pos0[vijk] + 1] - indptr_j[csf_scale_ijk_pos0[vijk]]
+            lohi[1] = T.if_then_else(csf_scale_ijk_pos0[vijk] + 1 >= 0 and csf_scale_ijk_pos0[vijk] + 1 < m + 1, indptr_j[csf_scale_ijk_pos0[vijk] + 1], 0) - T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0)
             while lohi[0] < lohi[1]:
-                if indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[csf_scale_ijk_pos0[vijk]]] <= vijk:
+                if T.if_then_else((lohi[0] + lohi[1]) // 2 + T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0) >= 0 and (lohi[0] + lohi[1]) // 2 + T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0) < nnz_j + 1, indptr_k[(lohi[0] + lohi[1]) // 2 + T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0)], 0) <= vijk:
                     lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                 else:
                     lohi[1] = (lohi[0] + lohi[1]) // 2
@@ -41,4 +41,4 @@ def csf_scale(a: T.Buffer(("nnz_k",), "float32"), b: T.Buffer((nnz_k,), "float32
             T.reads(a[vijk], csf_scale_ijk_pos0[vijk], csf_scale_ijk_pos1[vijk], indptr_k[indptr_j[csf_scale_ijk_pos0[vijk]] + csf_scale_ijk_pos1[vijk]], indices_j[indptr_j[csf_scale_ijk_pos0[vijk]] + csf_scale_ijk_pos1[vijk]], indices_k[vijk])
             T.writes(b[vijk])
             T.sblock_attr({"sparse": True})
-            b[vijk] = a[vijk] * T.float32(2.0) + T.Cast("float32", csf_scale_ijk_pos0[vijk] * 100 + indices_j[indptr_j[csf_scale_ijk_pos0[vijk]] + csf_scale_ijk_pos1[vijk]] * 10 + indices_k[vijk])
+            b[vijk] = a[vijk] * T.float32(2.0) + T.Cast("float32", csf_scale_ijk_pos0[vijk] * 100 + T.if_then_else(T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0) + csf_scale_ijk_pos1[vijk] >= 0 and T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0) + csf_scale_ijk_pos1[vijk] < nnz_j, indices_j[T.if_then_else(csf_scale_ijk_pos0[vijk] >= 0 and csf_scale_ijk_pos0[vijk] < m + 1, indptr_j[csf_scale_ijk_pos0[vijk]], 0) + csf_scale_ijk_pos1[vijk]], 0) * 10 + indices_k[vijk])

@@ -16,11 +16,11 @@ def csr_spmm_detached(a: T.Buffer(("nnz",), "float32"), b: T.Buffer(("n", "feat_
             lohi[0] = 0
             lohi[1] = indptr[vi + 1] - indptr[vi]
             while lohi[0] < lohi[1]:
-                if indices[(lohi[0] + lohi[1]) // 2 + indptr[vi]] < vj:
+                if T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr[vi] < nnz, indices[(lohi[0] + lohi[1]) // 2 + indptr[vi]], 0) < vj:
                     lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                 else:
                     lohi[1] = (lohi[0] + lohi[1]) // 2
-            csr_spmm_detached0_J_pos0[vi, vj] = T.if_then_else(lohi[0] < indptr[vi + 1] - indptr[vi], T.if_then_else(indices[indptr[vi] + lohi[0]] == vj, lohi[0], -1), -1)
+            csr_spmm_detached0_J_pos0[vi, vj] = T.if_then_else(lohi[0] < indptr[vi + 1] - indptr[vi], T.if_then_else(T.if_then_else(indptr[vi] + lohi[0] >= 0 and indptr[vi] + lohi[0] < nnz, indices[indptr[vi] + lohi[0]], 0) == vj, lohi[0], -1), -1)
         for k in range(feat_size):
             with T.sblock("csr_spmm_detached0"):
                 vi, vj, vk = T.axis.remap("SRS", [i, j, k])
@@ -29,4 +29,4 @@ def csr_spmm_detached(a: T.Buffer(("nnz",), "float32"), b: T.Buffer(("n", "feat_
                 T.sblock_attr({"sparse": True})
                 with T.init():
                     c[vi, vk] = T.float32(0.0)
-                c[vi, vk] = c[vi, vk] + T.if_then_else(csr_spmm_detached0_J_pos0[vi, vj] >= 0, a[indptr[vi] + csr_spmm_detached0_J_pos0[vi, vj]], T.float32(0.0)) * b[vj, vk]
+                c[vi, vk] = c[vi, vk] + T.if_then_else(csr_spmm_detached0_J_pos0[vi, vj] >= 0, T.if_then_else(indptr[vi] + csr_spmm_detached0_J_pos0[vi, vj] >= 0 and indptr[vi] + csr_spmm_detached0_J_pos0[vi, vj] < nnz, a[indptr[vi] + csr_spmm_detached0_J_pos0[vi, vj]], T.float32(0.0)), T.float32(0.0)) * b[vj, vk]

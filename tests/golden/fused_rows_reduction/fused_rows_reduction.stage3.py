@@ -16,7 +16,7 @@ def fused_rows_reduction(x: T.Buffer(("nnz_l",), "float32"), out: T.Buffer(("nnz
             lohi[0] = 0
             lohi[1] = m
             while lohi[0] < lohi[1]:
-                if indptr_j[(lohi[0] + lohi[1]) // 2] <= vij:
+                if T.if_then_else((lohi[0] + lohi[1]) // 2 >= 0 and (lohi[0] + lohi[1]) // 2 < m + 1, indptr_j[(lohi[0] + lohi[1]) // 2], 0) <= vij:
                     lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                 else:
                     lohi[1] = (lohi[0] + lohi[1]) // 2

@@ -24,7 +24,7 @@ def ragged_fuse3_reduction(x: T.Buffer(("nnz_m", "feat_size"), "float32"), out: 
                     lohi[0] = 0
                     lohi[1] = indptr_j[vi + 1] - indptr_j[vi]
                     while lohi[0] < lohi[1]:
-                        if indptr_m[indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]]] <= vjkm + indptr_m[indptr_k[indptr_j[vi]]]:
+                        if T.if_then_else(T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr_j[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr_j[vi] < nnz_j + 1, indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]], 0) >= 0 and T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr_j[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr_j[vi] < nnz_j + 1, indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]], 0) < nnz_k + 1, indptr_m[T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr_j[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr_j[vi] < nnz_j + 1, indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]], 0)], 0) <= vjkm + indptr_m[indptr_k[indptr_j[vi]]]:
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2
@@ -36,9 +36,9 @@ def ragged_fuse3_reduction(x: T.Buffer(("nnz_m", "feat_size"), "float32"), out: 
                     T.sblock_attr({"sparse": True})
                     lohi = T.sblock_alloc_buffer((2,), "int32", scope="local")
                     lohi[0] = 0
-                    lohi[1] = indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] + 1] - indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]]
+                    lohi[1] = T.if_then_else(indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] + 1 >= 0 and indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] + 1 < nnz_j + 1, indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] + 1], 0) - T.if_then_else(indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] >= 0 and indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] < nnz_j + 1, indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]], 0)
                     while lohi[0] < lohi[1]:
-                        if indptr_m[(lohi[0] + lohi[1]) // 2 + indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]]] <= vjkm + indptr_m[indptr_k[indptr_j[vi]]]:
+                        if T.if_then_else((lohi[0] + lohi[1]) // 2 + T.if_then_else(indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] >= 0 and indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] < nnz_j + 1, indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]], 0) >= 0 and (lohi[0] + lohi[1]) // 2 + T.if_then_else(indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] >= 0 and indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] < nnz_j + 1, indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]], 0) < nnz_k + 1, indptr_m[(lohi[0] + lohi[1]) // 2 + T.if_then_else(indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] >= 0 and indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm] < nnz_j + 1, indptr_k[indptr_j[vi] + ragged_fuse3_reduction_jkm_pos0[vjkm]], 0)], 0) <= vjkm + indptr_m[indptr_k[indptr_j[vi]]]:
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2

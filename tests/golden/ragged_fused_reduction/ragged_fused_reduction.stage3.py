@@ -29,7 +29,7 @@ def ragged_fused_reduction(x: T.Buffer(("nnz_k", "feat_size"), "float32"), out: 
                     lohi[0] = 0
                     lohi[1] = indptr_j[vi + 1] - indptr_j[vi]
                     while lohi[0] < lohi[1]:
-                        if indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]] <= vjk + indptr_k[indptr_j[vi]]:
+                        if T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr_j[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr_j[vi] < nnz_j + 1, indptr_k[(lohi[0] + lohi[1]) // 2 + indptr_j[vi]], 0) <= vjk + indptr_k[indptr_j[vi]]:
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2

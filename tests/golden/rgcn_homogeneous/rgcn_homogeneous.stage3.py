@@ -19,4 +19,4 @@ def rgcn_homogeneous(a: T.Buffer(("nnz",), "float32"), etype: T.Buffer((nnz,), "
                     T.reads(y[vi, vfo], a[indptr[vi] + vj], etype[indptr[vi] + vj], w[etype[indptr[vi] + vj], vfi, vfo], x[indices[indptr[vi] + vj], vfi], indices[indptr[vi] + vj])
                     T.writes(y[vi, vfo])
                     T.sblock_attr({"sparse": True})
-                    y[vi, vfo] = y[vi, vfo] + a[indptr[vi] + vj] * T.if_then_else(etype[indptr[vi] + vj] >= 0 and etype[indptr[vi] + vj] < num_rel, w[etype[indptr[vi] + vj], vfi, vfo], T.float32(0.0)) * x[indices[indptr[vi] + vj], vfi]
+                    y[vi, vfo] = y[vi, vfo] + a[indptr[vi] + vj] * T.if_then_else(etype[indptr[vi] + vj] >= 0 and etype[indptr[vi] + vj] < num_rel, T.if_then_else(etype[indptr[vi] + vj] >= 0 and etype[indptr[vi] + vj] < num_rel, w[etype[indptr[vi] + vj], vfi, vfo], T.float32(0.0)), T.float32(0.0)) * x[indices[indptr[vi] + vj], vfi]

@@ -16,7 +16,7 @@ def sddmm_fused(a: T.Buffer(("m", "feat_size"), "float32"), b: T.Buffer(("n", fe
             lohi[0] = 0
             lohi[1] = m
             while lohi[0] < lohi[1]:
-                if indptr[(lohi[0] + lohi[1]) // 2] <= vij:
+                if T.if_then_else((lohi[0] + lohi[1]) // 2 >= 0 and (lohi[0] + lohi[1]) // 2 < m + 1, indptr[(lohi[0] + lohi[1]) // 2], 0) <= vij:
                     lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                 else:
                     lohi[1] = (lohi[0] + lohi[1]) // 2
@@ -29,4 +29,4 @@ def sddmm_fused(a: T.Buffer(("m", "feat_size"), "float32"), b: T.Buffer(("n", fe
                 T.sblock_attr({"sparse": True})
                 with T.init():
                     y[vij] = T.float32(0.0)
-                y[vij] = y[vij] + a[sddmm_fused_ij_pos0[vij], vk] * b[indices[vij], vk] * x[vij]
+                y[vij] = y[vij] + T.if_then_else(sddmm_fused_ij_pos0[vij] >= 0 and sddmm_fused_ij_pos0[vij] < m, a[sddmm_fused_ij_pos0[vij], vk], T.float32(0.0)) * b[indices[vij], vk] * x[vij]
