@@ -85,6 +85,34 @@ def literal_text(value: Literal) -> str:
     return repr(value)
 
 
+def int_range(dtype: str) -> tuple[int, int]:
+    """The least and greatest value of an integer type."""
+    bits = int(dtype.lstrip("uint") or 32)
+    if dtype.startswith("u"):
+        return 0, 2**bits - 1
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+#: The operations a constant expression is made of (anything else, e.g. a load, is not constant).
+_FOLDED = (tirx.IntImm, tirx.FloatImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.FloorDiv, tirx.FloorMod,
+           tirx.Min, tirx.Max, tirx.Cast)
+
+
+def constant_value(expr: Expr) -> Any:
+    """The value of ``expr`` when it is a constant expression (no variables, loads or calls) that
+    TVM's simplifier folds to a number, as a build will; None otherwise. Parse-time checks use
+    it to refuse, with a location, what would otherwise fail only inside the build."""
+    if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+        return expr.value
+    if not _fold(expr, lambda node, below: int(isinstance(node, _FOLDED) and all(below))):
+        return None
+    try:
+        folded = tvm.sym.Analyzer().simplify(expr)
+    except (ValueError, RuntimeError, TypeError):  # an operand already out of range: the build says so
+        return None
+    return folded.value if isinstance(folded, (tirx.IntImm, tirx.FloatImm)) else None
+
+
 def _children(node: Any) -> list[Any]:
     fields = ("a", "b", "value", "condition", "true_value", "false_value")
     out = [c for c in (getattr(node, f, None) for f in fields) if isinstance(c, Expr)]
@@ -346,6 +374,8 @@ class ExprParser:
             self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
         if op in (ast.FloorDiv, ast.Mod) and not is_int_dtype(dtype):
             self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype}", VerifyError)
+        if op in (ast.FloorDiv, ast.Mod) and constant_value(b) == 0:
+            self.source.fail(node.right, f"integer division by zero: the right operand of '{symbol}' is the constant 0", VerifyError)
         if dtype == "bool":
             self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
         return build(a, b, self.source.span(node))
@@ -443,7 +473,11 @@ class ExprParser:
             x = self.typed((yield args[0]), args[0], None)
             if dtype_of(x) == "bool":
                 self.source.fail(args[0], "T.abs needs a numeric operand, got bool", VerifyError)
-            result = tirx.abs(x)
+            try:
+                result = tirx.abs(x)  # folds a constant operand, checking the result's range
+            except ValueError as err:
+                raise self.source.error(node, f"T.abs({literal_text(constant_value(x))}) does not fit in {dtype_of(x)}",
+                                        VerifyError) from err
             if _tree_size(result, MAX_TREE_SIZE) > MAX_TREE_SIZE:
                 # an integer T.abs repeats its operand (x >= 0 ? x : -x): nested, the tree doubles each time
                 self.source.fail(node, f"this T.abs expands to more than {MAX_TREE_SIZE} operations; compute the operand first", VerifyError)
@@ -551,7 +585,22 @@ class ExprParser:
         if _cast_depth(expr) >= MAX_CAST_DEPTH:
             # TVM's simplifier takes time exponential in how many casts nest (20 deep: seconds)
             self.source.fail(node, f"casts nest at most {MAX_CAST_DEPTH} deep inside one another", VerifyError)
+        if is_int_dtype(dtype):
+            self._check_constant_cast(expr, dtype, node)
         return tirx.Cast(dtype, expr, self.source.span(node))
+
+    def _check_constant_cast(self, expr: Expr, dtype: str, node: ast.AST) -> None:
+        """A constant cast to an integer type must be representable there: the build folds it and
+        fails (NaN, infinity, out of range), and a compiled float-to-int conversion of such a value
+        is undefined."""
+        value = constant_value(expr)
+        if value is None or isinstance(value, bool) or dtype_of(expr) == "bool":
+            return
+        if isinstance(value, float) and not math.isfinite(value):
+            self.source.fail(node, f"cannot cast {value!r} ({dtype_of(expr)}) to the integer type {dtype}", VerifyError)
+        low, high = int_range(dtype)
+        if not low <= math.trunc(value) <= high:
+            self.source.fail(node, f"the constant {literal_text(value)} ({dtype_of(expr)}) does not fit in {dtype}", VerifyError)
 
     def _as_float(self, value: Literal, node: ast.AST) -> float:
         try:
@@ -565,9 +614,7 @@ class ExprParser:
         if is_int_dtype(dtype):
             if isinstance(value, float):
                 self.source.fail(node, f"float literal {value!r} used where an {dtype} is expected", VerifyError)
-            bits = int(dtype.lstrip("uint") or 32)
-            low = 0 if dtype.startswith("u") else -(2 ** (bits - 1))
-            high = 2**bits - 1 if dtype.startswith("u") else 2 ** (bits - 1) - 1
+            low, high = int_range(dtype)
             if not low <= int(value) <= high:
                 self.source.fail(node, f"literal {literal_text(value)} does not fit in {dtype}", VerifyError)
         if is_float_dtype(dtype):

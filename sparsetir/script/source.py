@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import NoReturn, Optional
 
 from .._tvm import SourceName, Span
-from ..errors import ScriptError, ScriptSyntaxError
+from ..errors import ScriptError, ScriptSyntaxError, VerifyError
 
 _LAYOUT_TOKENS = (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
@@ -34,7 +34,7 @@ class Source:
         try:
             with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
                 warnings.simplefilter("ignore", SyntaxWarning)
-                return ast.parse(self.text, filename=self.filename)
+                tree = ast.parse(self.text, filename=self.filename)
         except SyntaxError as err:
             if err.lineno is None and "\0" in self.text:  # Python gives no position for a NUL
                 raise self._located(f"invalid Python syntax: {err.msg}", *self._nul_position()) from err
@@ -55,6 +55,19 @@ class Source:
             raise self._located(message, line, col) from err
         except ValueError as err:  # older Pythons: a NUL character is a ValueError
             raise self._located(f"invalid Python source: {err}", *self._nul_position()) from err
+        self._check_strings(tree)
+        return tree
+
+    def _check_strings(self, tree: ast.Module) -> None:
+        """Every string literal must be text that UTF-8 can encode, as TVM stores strings: an
+        escape such as ``"\\ud800"`` (a lone surrogate) is refused here, at its location."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                try:
+                    node.value.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise self.error(node, f"this string holds a lone surrogate ({node.value[err.start]!r}), "
+                                           "which is not text; TVM stores strings as UTF-8", VerifyError) from err
 
     def _located(self, message: str, line: int, col: int) -> ScriptSyntaxError:
         """A syntax error at ``line``, ``col`` of the text (1-based), in file coordinates."""

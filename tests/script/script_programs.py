@@ -26,6 +26,14 @@ FLOAT_VALUES = (0, 1, -1, 0.5, 2.25, -3.75, 0.001, 100)
 POW_EXPONENTS = (0.5, 2, -1, 2.25)
 
 
+def _nonzero_divisor(text: str) -> str:
+    """``text`` as the divisor of an integer ``//`` or ``%``: never the constant 0, which the
+    parser refuses (a bare literal 0 becomes 1, an expression ``T.max(e, 1)``)."""
+    if text.lstrip("-").isdigit():
+        return text if int(text) else "1"
+    return f"T.max({text}, 1)"
+
+
 class RandomChoices:
     """Choices from a seeded ``random.Random``."""
 
@@ -268,6 +276,8 @@ class ProgramBuilder:
             b = self.literal(dtype, bare=True) if self.c.chance(0.25) else self.expr(dtype, scope, depth + 1)
             if self.c.chance(0.2):
                 a, b = b, a  # a bare literal on the left adopts the right operand's type
+            if op in ("//", "%"):
+                b = _nonzero_divisor(b)
             # Parenthesized: unparenthesized, `x - 2.0 * 3.0` would make a float32 of two bare literals.
             return f"({a} {op} {b})"
         if form == 3:

@@ -255,6 +255,41 @@ def f(m: T.int32, q) -> None:
     case("func-attr-non-literal", """
     T.func_attr({"a": m})
 """, "attribute values must be literals", L1, 23),
+    case("string-lone-surrogate", """
+    T.func_attr({"k": "\\ud800"})
+""", "this string holds a lone surrogate ('\\ud800')", L1, 23),
+    # --- constants a build would refuse -------------------------------------------------------
+    case("abs-of-int-min", """
+    T.evaluate(T.abs(T.min_value("int32")))
+""", "T.abs(-2147483648) does not fit in int32", L1, 16),
+    case("abs-of-int-min-literal", """
+    T.evaluate(T.abs(-2147483648))
+""", "T.abs(-2147483648) does not fit in int32", L1, 16),
+    case("abs-of-int8-min", """
+    T.evaluate(m + T.int32(T.abs(T.int8(-128))))
+""", "T.abs(-128) does not fit in int8", L1, 28),
+    case("floordiv-by-zero", """
+    with T.sp_iter([I], "S", "s") as [i]:
+        B[i] = T.float32(i // 0)
+""", "integer division by zero: the right operand of '//' is the constant 0", L1 + 1, 31),
+    case("mod-by-folded-zero", """
+    T.evaluate(m % (2 * 3 - 6))
+""", "integer division by zero: the right operand of '%' is the constant 0", L1, 21),
+    case("cast-nan-to-int", """
+    T.evaluate(T.cast(T.float32("nan"), "int32"))
+""", "cannot cast nan (float32) to the integer type int32", L1, 16),
+    case("cast-inf-to-int", """
+    T.evaluate(T.int64(T.float64("-inf")))
+""", "cannot cast -inf (float64) to the integer type int64", L1, 16),
+    case("cast-float-out-of-range", """
+    T.evaluate(T.cast(T.float32(3e9), "int32"))
+""", "the constant 3000000000.0 (float32) does not fit in int32", L1, 16),
+    case("cast-negative-float-to-unsigned", """
+    T.evaluate(T.int32(T.uint8(T.float32(-1.5))))
+""", "the constant -1.5 (float32) does not fit in uint8", L1, 24),
+    case("cast-int-constant-narrowing", """
+    T.evaluate(T.int32(T.max_value("int64")))
+""", "the constant 9223372036854775807 (int64) does not fit in int32", L1, 16),
     # --- expression types --------------------------------------------------------------------
     case("mix-int-float", """
     with T.sp_iter([I, J], "SR", "s") as [i, j]:
