@@ -32,6 +32,8 @@ def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int)
 
 def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
     """Validate CSR-like structure arrays, naming the first problem."""
+    if rows < 0 or cols < 0:
+        fail(what, f"shape ({rows}, {cols}) has a negative dimension")
     check_offsets(what, "indptr", indptr, rows, nnz)
     if indices.ndim != 1 or indices.shape[0] != nnz:
         fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
@@ -47,8 +49,12 @@ def as_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
     if array.dtype.kind not in "iu":
         fail(what, f"{name} must be an integer array, got dtype {array.dtype}")
     if array.dtype != np.int32:
-        if array.size and (array.max() > _INT32_MAX or array.min() < 0):
-            fail(what, f"{name} has values that do not fit in int32")
+        if array.size:
+            low = int(array.min())
+            if low < 0:
+                fail(what, f"{name} has a negative value ({low}); indices and offsets are non-negative")
+            if int(array.max()) > _INT32_MAX:
+                fail(what, f"{name} has values that do not fit in int32")
         array = array.astype(np.int32)
     if not array.flags.writeable:
         # TVM refuses read-only arrays (DLPack cannot mark them): copy once here rather than on

@@ -50,6 +50,35 @@ def test_out_of_range_column_is_named():
         ops.spmm(bad, np.ones((2, 2), np.float32))
 
 
+@pytest.mark.parametrize("fmt", ["csr", "bsr", "ell", "hyb", "auto"])
+def test_negative_int64_indices_are_called_negative(fmt):
+    bad = sp.csr_matrix((2, 3), dtype=np.float32)
+    bad.data, bad.indices, bad.indptr = np.ones(2, np.float32), np.array([0, -2]), np.array([0, 1, 2])
+    with pytest.raises(sparsetir.ArgumentError, match=r"^spmm: A: indices has a negative value \(-2\)"):
+        ops.spmm(bad, np.ones((3, 2), np.float32), format=fmt)
+
+
+def test_negative_torch_indices_and_offsets_are_called_negative():
+    torch = pytest.importorskip("torch")
+    At = torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, -1]), torch.ones(2), size=(2, 3),
+                                 check_invariants=False)
+    with pytest.raises(sparsetir.ArgumentError, match=r"^spmm: A: col_indices has a negative value \(-1\)"):
+        ops.spmm(At, torch.ones(3, 2))
+    with pytest.raises(sparsetir.ArgumentError, match=r"^segment_sum: offsets: offsets has a negative value \(-1\)"):
+        ops.segment_sum(np.ones(3, np.float32), np.array([0, -1, 3], np.int64))
+    with pytest.raises(sparsetir.ArgumentError, match=r"^ell_spmm: indices: indices has a negative value \(-3\)"):
+        ops.ell_spmm(torch.tensor([[0, -3]]), torch.ones(1, 2), torch.ones(3, 2))
+
+
+def test_csr_tensors_with_a_negative_shape_are_refused():
+    torch = pytest.importorskip("torch")
+    A = ops.CsrTensors(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.ones(2), (2, -3))
+    with pytest.raises(sparsetir.ArgumentError, match=r"^spmm: A: shape \(2, -3\) has a negative dimension"):
+        ops.spmm(A, torch.ones(3, 2))
+    with pytest.raises(sparsetir.ArgumentError, match=r"^softmax: A: shape \(2, -3\) has a negative dimension"):
+        ops.softmax(A)
+
+
 def test_other_formats_and_value_dtypes_refused(A):
     with pytest.raises(ValueError, match=r"expected a scipy.sparse CSR matrix .* 'coo' matrix.*tocsr"):
         ops.spmm(A.tocoo(), np.ones((15, 2), np.float32))
