@@ -98,6 +98,9 @@ class CallValidator:
                 _fail(p.name, f"data is not {DEVICE_ALIGNMENT}-byte aligned, which the GPU kernel's vector "
                               "stores need; pass a fresh tensor (.clone())")
         if p.is_output:
+            if getattr(value, "requires_grad", False) is True:
+                _fail(p.name, "is a torch tensor that requires grad, but the kernel writes it in place, which autograd "
+                              "cannot record; pass one that does not (torch.empty(...), or .detach() it)")
             if not info.writeable:
                 _fail(p.name, "is read-only, but the kernel writes it")
             if not info.c_contiguous:

@@ -119,6 +119,20 @@ def test_torch_output_must_be_contiguous(csr_kernel):
         csr_kernel(**dict(args, indptr=torch.from_numpy(args["indptr"]).long()))
 
 
+def test_torch_output_that_requires_grad_is_refused_and_left_unwritten(csr_kernel):
+    torch = pytest.importorskip("torch")
+    from sparsetir.errors import ArgumentError
+
+    args = csrmm_arguments(random_csr(20, 10, 0.2, seed=12), feat=4)
+    out = torch.full((20, 4), 7.0, requires_grad=True)
+    with pytest.raises(ArgumentError, match="argument 'c': is a torch tensor that requires grad, but the kernel "
+                                            "writes it in place"):
+        csr_kernel(**dict(args, c=out))
+    assert bool((out.detach() == 7.0).all())
+    csr_kernel(**dict(args, c=out.detach()))  # its detached alias is an ordinary output
+    np.testing.assert_allclose(out.detach().numpy(), expected_product(args), rtol=1e-5, atol=1e-5)
+
+
 class _DLPackOnly:
     """An array that offers nothing but the DLPack protocol."""
 
