@@ -13,7 +13,7 @@ write outside the arrays it is given, so after flattening every access to an arr
   of the index, then each structure load in its ends replaced by the range the checks give it)
   stays as it is: every access of a program lowered from stage I, and every one that a TVM
   schedule keeps inside its split or fused loops;
-- any other access is guarded, with the semantics stage I gives an access outside an axis: a
+- any other access to one of the caller's arrays is guarded, with the semantics stage I gives an access outside an axis: a
   read is 0 and a write is dropped.
 
 The kernels' hot loops prove; a guarded access is one compare. ``guarded`` lists the spans of
@@ -50,18 +50,23 @@ class Guarded:
 
 
 def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange]) -> Guarded:
-    """``prim`` (stage III) with every access not provably inside its array guarded.
+    """``prim`` (stage III) with every access to a parameter array not provably inside it guarded.
 
     ``values`` maps array parameters (their vars) to the range their elements are checked to lie
-    in before the kernel runs (structure arrays); other arrays' contents are unknown."""
-    guard = _Guard(values)
+    in before the kernel runs (structure arrays); other arrays' contents are unknown. Buffers
+    the function allocates itself are left to TVM, which sizes a block's allocation to the
+    region its accesses cover (``CompactBufferAllocation``); guarding them measured slower (a
+    branch inside vectorized loops) and disagreed with caches whose shapes TVM narrows."""
+    params = [p for p in prim.params if isinstance(p.ty, tirx.BufferType)]
+    guard = _Guard(values, params)
     body = guard.stmt(prim.body)
     return Guarded(prim.with_body(body), guard.guarded)
 
 
 class _Guard:
-    def __init__(self, values: dict[Any, ValueRange]):
+    def __init__(self, values: dict[Any, ValueRange], arrays: list[Any]):
         self.values = values
+        self.arrays = arrays  # the caller's arrays: the ones guarded
         self.loops: list[tuple[Var, Any, Any]] = []  # var, min, extent (substituted)
         self.subst: list[tuple[Var, Any]] = []  # block variable, its binding (substituted)
         self.conditions: list[Any] = []
@@ -152,7 +157,10 @@ class _Guard:
         return substitute(e, self.subst) if e is not None else e
 
     def _inside(self, buffer: Any, indices: list[Any]) -> Optional[Any]:
-        """None when every index is provably inside its dimension, else the condition that it is."""
+        """None when every index is provably inside its dimension (or ``buffer`` is not one of
+        the caller's arrays), else the condition that it is."""
+        if not any(buffer.same_as(a) for a in self.arrays):
+            return None
         shape = list(buffer.ty.shape)
         if len(shape) != len(indices):
             return None  # not a flat access of this array (TVM's own checks refuse it)
@@ -233,6 +241,7 @@ class _Opaque:
     def __init__(self):
         self.loads: list[tuple[Var, Any]] = []  # variable, the array it was loaded from
         self._seen: list[tuple[Any, Var]] = []
+        self._analyzer = tvm.sym.Analyzer()
 
     def __call__(self, e: Any) -> Any:
         if e is None or not contains(e, lambda n: isinstance(n, TensorLoad)):
@@ -240,6 +249,9 @@ class _Opaque:
         return structural_map(e, [(TensorLoad, self._var)])
 
     def _var(self, load: Any) -> Any:
+        # Canonical indices, so that ``indptr[vi + 0]`` (a unit block variable bound to 0) and
+        # ``indptr[vi]`` are one load.
+        load = tirx.BufferLoad(load.source, [self._analyzer.simplify(i) for i in load.indices])
         for seen, var in self._seen:
             if structural_equal(seen, load, map_free_vars=False):
                 return var

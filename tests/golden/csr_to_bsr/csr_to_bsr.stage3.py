@@ -26,13 +26,12 @@ def csr_to_bsr(a: T.Buffer(("nnz",), "float32"), b: T.Buffer(("nnzb", 4, 4), "fl
                             lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
                         else:
                             lohi[1] = (lohi[0] + lohi[1]) // 2
-                    if vj < n:
-                        csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < T.if_then_else(vi // 4 < mb, T.if_then_else(vi // 4 + 1 < mb + 1, indptr_b[vi // 4 + 1], 0) - T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0), 0), T.if_then_else(T.if_then_else(T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0] >= 0 and T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0] < nnzb, indices_b[T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0]], 0) == indices[indptr[vi] + vj] // 4, lohi[0], -1), -1)
+                    csr_to_bsr1_JO_pos0[vj] = T.if_then_else(lohi[0] < T.if_then_else(vi // 4 < mb, T.if_then_else(vi // 4 + 1 < mb + 1, indptr_b[vi // 4 + 1], 0) - T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0), 0), T.if_then_else(T.if_then_else(T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0] >= 0 and T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0] < nnzb, indices_b[T.if_then_else(vi // 4 < mb + 1, indptr_b[vi // 4], 0) + lohi[0]], 0) == indices[indptr[vi] + vj] // 4, lohi[0], -1), -1)
                 with T.sblock("csr_to_bsr1"):
                     vj = T.axis.spatial(n, j)
                     T.reads(csr_to_bsr1_JO_pos0[vj], a[indptr[vi] + vj], indices[indptr[vi] + vj])
                     T.writes(b[indptr_b[vi // 4] + csr_to_bsr1_JO_pos0[vj], vi % 4, indices[indptr[vi] + vj] % 4])
                     T.sblock_attr({"sparse": True})
-                    if vi // 4 < mb and T.if_then_else(vj < n, csr_to_bsr1_JO_pos0[vj], 0) >= 0:
-                        if indptr_b[vi // 4] + T.if_then_else(vj < n, csr_to_bsr1_JO_pos0[vj], 0) >= 0 and indptr_b[vi // 4] + T.if_then_else(vj < n, csr_to_bsr1_JO_pos0[vj], 0) < nnzb:
-                            b[indptr_b[vi // 4] + T.if_then_else(vj < n, csr_to_bsr1_JO_pos0[vj], 0), vi % 4, indices[indptr[vi] + vj] % 4] = a[indptr[vi] + vj]
+                    if vi // 4 < mb and csr_to_bsr1_JO_pos0[vj] >= 0:
+                        if indptr_b[vi // 4] + csr_to_bsr1_JO_pos0[vj] < nnzb:
+                            b[indptr_b[vi // 4] + csr_to_bsr1_JO_pos0[vj], vi % 4, indices[indptr[vi] + vj] % 4] = a[indptr[vi] + vj]
