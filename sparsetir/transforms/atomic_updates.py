@@ -51,7 +51,7 @@ def lower_atomic_updates(prim: "tirx.PrimFunc", blocks: Sequence[str]) -> "tirx.
                 refused.append(err)
                 return store
 
-        body = structural_map(block.body, [(type(_A_STORE), on_store)])
+        body = structural_map(block.body, [(tirx.BufferStore, on_store)])
         if refused:
             errors.append(refused[0])
             return block
@@ -66,10 +66,6 @@ def lower_atomic_updates(prim: "tirx.PrimFunc", blocks: Sequence[str]) -> "tirx.
     if missing:
         raise LoweringError(f"lower_atomic_updates: no block named {', '.join(repr(m) for m in missing)}")
     return new
-
-
-#: A store node, for its type: ``tirx.BufferStore`` is a constructor function in TVM 0.27.
-_A_STORE = tirx.BufferStore(tirx.decl_buffer((1,), "int32", name="x"), tirx.const(0, "int32"), [tirx.const(0, "int32")])
 
 
 def _atomic(store: Any, block: str) -> Any:

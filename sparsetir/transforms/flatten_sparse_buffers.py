@@ -111,7 +111,7 @@ class _Flatten:
         out = tirx.PrimFunc(params, body, prim.ret_type)
         from .guard_accesses import guard_accesses  # here: it reads sparse_iter, which imports the pipeline
 
-        out = guard_accesses(out, self._checked_values()).prim
+        out = guard_accesses(out, self._checked_values())
         attrs = dict(prim.attrs) if prim.attrs is not None else {}
         attrs["sparse_tir_level"] = STAGE_III_LEVEL
         for key, value in attrs.items():

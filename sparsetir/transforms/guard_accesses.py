@@ -11,19 +11,20 @@ write outside the arrays it is given, so after flattening every access to an arr
   array) lies in ``[0, total]``, an indices array in ``[0, length)``;
 - an index TVM's analyzer proves inside ``[0, extent)`` of its dimension (the symbolic interval
   of the index, then each structure load in its ends replaced by the range the checks give it)
-  stays as it is: every access of a program lowered from stage I, and every one that a TVM
-  schedule keeps inside its split or fused loops;
-- any other access to one of the caller's arrays is guarded, with the semantics stage I gives an access outside an axis: a
-  read is 0 and a write is dropped.
+  stays as it is: the accesses of rows and columns stage I lowers, and those a TVM schedule
+  keeps inside its split or fused loops;
+- any other access to one of the caller's arrays (a binary search's probe, a position map's
+  entry, an index past an axis) is guarded, with the semantics stage I gives an access outside
+  an axis: a read is 0 and a write is dropped.
 
-The kernels' hot loops prove; a guarded access is one compare. ``guarded`` lists the spans of
-the accesses that got a guard (``sparsetir show --stage 3`` prints the guards).
+The kernels' hot loops prove; a guarded access is one compare (``sparsetir show --stage 3``
+prints the guards).
 """
 
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .._tvm import TensorLoad, Var, s_tir, structural_equal, structural_map, tirx, tvm
@@ -41,15 +42,7 @@ class ValueRange:
     high: Any
 
 
-@dataclass
-class Guarded:
-    """The result: the function and the spans of the accesses that got a guard."""
-
-    prim: Any
-    guarded: list = field(default_factory=list)
-
-
-def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange]) -> Guarded:
+def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange]) -> "tirx.PrimFunc":
     """``prim`` (stage III) with every access to a parameter array not provably inside it guarded.
 
     ``values`` maps array parameters (their vars) to the range their elements are checked to lie
@@ -58,9 +51,7 @@ def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange]) -> Guar
     region its accesses cover (``CompactBufferAllocation``); guarding them measured slower (a
     branch inside vectorized loops) and disagreed with caches whose shapes TVM narrows."""
     params = [p for p in prim.params if isinstance(p.ty, tirx.BufferType)]
-    guard = _Guard(values, params)
-    body = guard.stmt(prim.body)
-    return Guarded(prim.with_body(body), guard.guarded)
+    return prim.with_body(_Guard(values, params).stmt(prim.body))
 
 
 class _Guard:
@@ -70,7 +61,6 @@ class _Guard:
         self.loops: list[tuple[Var, Any, Any]] = []  # var, min, extent (substituted)
         self.subst: list[tuple[Var, Any]] = []  # block variable, its binding (substituted)
         self.conditions: list[Any] = []
-        self.guarded: list[Any] = []
 
     # --- statements ---------------------------------------------------------------------
 
@@ -106,12 +96,14 @@ class _Guard:
         if isinstance(s, tirx.While):
             cond = self.expr(s.condition)
             return tirx.While(cond, self._under(self._sub(cond), s.body), span=s.span)
-        if isinstance(s, _STORE):
-            return self.store(s)
+        if isinstance(s, tirx.BufferStore):
+            return self.store(tirx.BufferStore(s.buffer, self.expr(s.value), [self.expr(i) for i in s.indices],
+                                               span=s.span))
         if isinstance(s, tirx.Evaluate):
             return tirx.Evaluate(self.expr(s.value), span=s.span)
-        # Anything else: its accesses are checked with what is known here (nothing of its own).
-        return structural_map(s, [(TensorLoad, self.load), (_STORE, self.store)])
+        # Anything else: its accesses are checked with what is known here (nothing of its own);
+        # the map goes bottom-up, so a store meets its value and indices already checked.
+        return structural_map(s, [(TensorLoad, self.load), (tirx.BufferStore, self.store)])
 
     def _under(self, cond: Any, body: Any) -> Any:
         self.conditions.append(cond)
@@ -127,14 +119,9 @@ class _Guard:
                             b.alloc_buffers, b.match_buffers, b.annotations, b.span)
 
     def store(self, s: Any) -> Any:
-        value = self.expr(s.value)
-        indices = [self.expr(i) for i in s.indices]
-        new = tirx.BufferStore(s.buffer, value, indices, span=s.span)
-        cond = self._inside(s.buffer, indices)
-        if cond is None:
-            return new
-        self.guarded.append(s.span)
-        return tirx.IfThenElse(cond, new, None, span=s.span)
+        """``s`` (its value and indices already checked), guarded unless its indices prove."""
+        cond = self._inside(s.buffer, list(s.indices))
+        return s if cond is None else tirx.IfThenElse(cond, s, None, span=s.span)
 
     # --- expressions --------------------------------------------------------------------
 
@@ -148,7 +135,6 @@ class _Guard:
         cond = self._inside(load.source, list(load.indices))
         if cond is None:
             return load
-        self.guarded.append(load.span)
         return tirx.if_then_else(cond, load, tirx.const(0, dtype_of(load)))
 
     # --- the proof ----------------------------------------------------------------------
@@ -270,8 +256,3 @@ def _can_prove(analyzer: Any, cond: Any) -> bool:
         return bool(analyzer.can_prove(cond))
     except Exception:  # noqa: BLE001 - a condition the analyzer cannot form is not proved
         return False
-
-
-#: A store node, for its type: ``tirx.BufferStore`` is a constructor function in TVM 0.27.
-_STORE = type(tirx.BufferStore(tirx.decl_buffer((1,), "int32", name="x"), tirx.const(0, "int32"),
-                               [tirx.const(0, "int32")]))
