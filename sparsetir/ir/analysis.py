@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._tvm import TensorLoad, Var, structural_walk
+from .._tvm import TensorLoad, Var, structural_walk, tirx
 
 
 def contains(expr: Any, pred: Callable[[Any], bool]) -> bool:
@@ -33,3 +33,8 @@ def uses_var(expr: Any, var: Var) -> bool:
 def uses_any(expr: Any, vars_: list[Var]) -> bool:
     """True when ``expr`` mentions any of ``vars_``."""
     return contains(expr, lambda n: isinstance(n, Var) and any(n.same_as(v) for v in vars_))
+
+
+def has_thread_binding(stmt: Any) -> bool:
+    """True when ``stmt`` holds a loop bound to a GPU thread axis."""
+    return contains(stmt, lambda n: isinstance(n, tirx.For) and n.thread_binding is not None)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional
 
+from ..ir.analysis import has_thread_binding
 from ..ir.stage2 import Stage2Function
 from .._tvm import Schedule, TVMScheduleError, s_tir, structural_walk, tirx
 from ..errors import ScheduleError
@@ -77,21 +78,9 @@ def _unbound_nests(sch: Schedule) -> list[Any]:
         if any(node.same_as(s) for s in seen):
             continue
         seen.append(node)
-        if not _has_thread_binding(node):
+        if not has_thread_binding(node):
             nests.append(head)
     return nests
-
-
-def _has_thread_binding(stmt: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, tirx.For) and node.thread_binding is not None:
-            found[0] = True
-        return not found[0]
-
-    structural_walk(stmt, visit)
-    return found[0]
 
 
 def _schedule_nest(sch: Schedule, head: Any, threads: int, nested: list[str], single_thread: bool) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from .._tvm import s_tir, structural_walk, tirx, tvm
 from ..errors import LoweringError
-from ..ir.analysis import uses_var
+from ..ir.analysis import has_thread_binding, uses_var
 from ..ir.iteration import ITER_TYPE, REDUCE
 
 
@@ -39,7 +39,7 @@ def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
     statements = list(root.body.seq) if isinstance(root.body, tirx.SeqStmt) else [root.body]
     lowered, allocations = [], list(root.alloc_buffers)
     for stmt in statements:
-        if not _has_thread_binding(stmt):
+        if not has_thread_binding(stmt):
             lowered.append(stmt)
             continue
         alone = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, stmt, list(root.alloc_buffers))))
@@ -55,18 +55,6 @@ def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
 def _with_body(root: Any, body: Any, allocations: list) -> Any:
     return s_tir.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, body, None, allocations,
                         root.match_buffers, root.annotations, root.span)
-
-
-def _has_thread_binding(stmt: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, tirx.For) and node.thread_binding is not None:
-            found[0] = True
-        return not found[0]
-
-    structural_walk(stmt, visit)
-    return found[0]
 
 
 def _refuse_racing_reductions(prim: "tirx.PrimFunc") -> None:
