@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional
 
-from ..ir.analysis import has_thread_binding
+from ..ir.analysis import has_thread_binding, uses_var
 from ..ir.stage2 import Stage2Function
 from .._tvm import Schedule, TVMScheduleError, s_tir, structural_walk, tirx
 from ..errors import ScheduleError
@@ -129,25 +129,13 @@ def _localise_intermediates(sch: Schedule) -> None:
     for buffer in root.alloc_buffers:
         if str(buffer.scope()) != "global":
             continue
-        users = [s for s in statements if _uses(s, buffer)]
+        users = [s for s in statements if uses_var(s, buffer)]
         if len(users) != 1:
             continue
         writer = _writer_of(sch, buffer)
         if writer is not None:
             block, index = writer
             sch.set_scope(block, index, "local")
-
-
-def _uses(stmt: Any, buffer: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, tirx.Var) and node.same_as(buffer):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(stmt, visit)
-    return found[0]
 
 
 def _writer_of(sch: Schedule, buffer: Any) -> Optional[tuple[Any, int]]:

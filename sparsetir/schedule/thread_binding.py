@@ -39,7 +39,7 @@ from typing import Any, Optional, Sequence
 
 from .._tvm import Schedule, TensorLoad, Var, s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
 from ..errors import ScheduleError
-from ..ir.analysis import reads_data, uses_var
+from ..ir.analysis import contains, reads_data, uses_var
 
 #: TVM's words when ``bind`` refuses a subtree that is not compact dataflow.
 TVM_COMPACT_DATAFLOW = "does not have compact dataflow"
@@ -102,7 +102,8 @@ def _heads_a_kernel(body: Any, target: Any) -> bool:
     if isinstance(node, s_tir.SBlockRealize):  # the root block
         node = node.block.body
     if isinstance(node, tirx.SeqStmt):
-        node = next((s for s in node.seq if _contains(s, target)), None)
+        holds_target = lambda n: isinstance(n, tirx.Stmt) and n.same_as(target)  # noqa: E731
+        node = next((s for s in node.seq if contains(s, holds_target)), None)
     while node is not None:
         if node.same_as(target):
             return True
@@ -113,18 +114,6 @@ def _heads_a_kernel(body: Any, target: Any) -> bool:
         else:
             return False
     return False
-
-
-def _contains(stmt: Any, target: Any) -> bool:
-    found = [False]
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, tirx.Stmt) and node.same_as(target):
-            found[0] = True
-        return not found[0]
-
-    structural_walk(stmt, visit)
-    return found[0]
 
 
 @dataclass(frozen=True)
