@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .._tvm import TensorLoad, Var, structural_walk
+from .._tvm import TensorLoad, Var
+from ..ir.analysis import contains
 from ..ir.axis import AttachedAxis, Axis, iter_axes
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
@@ -94,28 +95,15 @@ def _iterations(stmts: Sequence[Any]) -> list[SparseIteration]:
 
 def _mentions(roots: Sequence[Any], target: Any) -> bool:
     """Whether any of ``roots`` refers to ``target`` (a variable or a buffer)."""
-    found = [False]
 
-    def visit(node: Any) -> bool:
-        if found[0]:
-            return False
-        if isinstance(node, Var) and node.same_as(target):
-            found[0] = True
-        elif isinstance(node, TensorLoad) and node.source.same_as(target):
-            found[0] = True
-        elif getattr(node, "buffer", None) is not None and node.buffer.same_as(target):
-            found[0] = True
-        return not found[0]
+    def refers(node: Any) -> bool:
+        if isinstance(node, Var):
+            return node.same_as(target)
+        if isinstance(node, TensorLoad):
+            return node.source.same_as(target)
+        return getattr(node, "buffer", None) is not None and node.buffer.same_as(target)
 
-    for root in roots:
-        if isinstance(root, Var):
-            if root.same_as(target):
-                return True
-            continue
-        structural_walk(root, visit)
-        if found[0]:
-            return True
-    return False
+    return any(contains(root, refers) for root in roots)
 
 
 __all__ = ["extract_preprocess", "is_preprocess"]

@@ -38,8 +38,9 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .._tvm import Expr, TensorLoad, Var, structural_map, structural_walk, tirx, tvm
+from .._tvm import Expr, TensorLoad, Var, structural_map, tirx, tvm
 from ..errors import LoweringError, VerifyError
+from ..ir.analysis import contains
 from ..ir.axis import AttachedAxis, Axis, FusedAxis, iter_axes, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
@@ -387,17 +388,10 @@ def _entry_name(entry: Any) -> str:
 
 
 def _reads_any(it: SparseIteration, buffers: Mapping[str, SparseBuffer]) -> bool:
-    stmts = list(it.body) + list(it.init or [])
-    found = [False]
+    def reads(node: Any) -> bool:
+        return isinstance(node, TensorLoad) and any(node.source.same_as(b.buffer) for b in buffers.values())
 
-    def visit(node: Any) -> bool:
-        if isinstance(node, TensorLoad) and any(node.source.same_as(b.buffer) for b in buffers.values()):
-            found[0] = True
-        return not found[0]
-
-    for stmt in stmts:
-        structural_walk(stmt, visit)
-    return found[0]
+    return any(contains(stmt, reads) for stmt in list(it.body) + list(it.init or []))
 
 
 def _check_only_read(func: SparseFunction, names: set[str]) -> None:
