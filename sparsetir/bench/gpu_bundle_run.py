@@ -179,7 +179,7 @@ def plan(manifest: dict, programs: dict) -> int:
 
 
 def _markdown(results: dict) -> str:
-    lines = [f"# sparsetir GPU bundle results", "", f"- device: {results['device']}",
+    lines = ["# sparsetir GPU bundle results", "", f"- device: {results['device']}",
              f"- torch: {results['torch']}", f"- date: {results['date']} (bundle made {results['bundle']})", ""]
     if "checks" in results:
         failed = [c for c in results["checks"] if c["error"]]

@@ -18,12 +18,15 @@ Last, ``guard_accesses`` guards every access not provably inside its array.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, PARTITIONS_ATTR, Stage2Buffer, Stage2Function
+
+if TYPE_CHECKING:
+    from .guard_accesses import ValueRange
 
 Range = tvm.ir.Range
 STAGE_III_LEVEL = 0
@@ -118,7 +121,7 @@ class _Flatten:
             out = out.with_attr(key, value)
         return out
 
-    def _checked_values(self) -> dict[Any, "ValueRange"]:
+    def _checked_values(self) -> dict[Any, ValueRange]:
         """The ranges the argument checks (``driver.constraints_of``) give the elements of the
         structure arrays: an indptr in ``[0, nnz]``, indices in ``[0, length)``, a row-partition
         array in ``[0, rows]``."""
