@@ -54,7 +54,7 @@ from .inputs import (
     torch_module,
 )
 from .csr_tensors import CsrTensors, csr_tensors
-from .kernels import KernelKey, KernelLibrary
+from .kernels import KernelKey, KernelLibrary, split_width, vector_lanes
 from . import autograd as _autograd
 from . import auto as _auto
 from . import formatted
@@ -127,6 +127,21 @@ def _sddmm_prefetch(a: CsrInput, Y: Any) -> int:
     return 0 if row_bytes <= PREFETCH_FULL_ROW_BYTES else PREFETCH_WIDE_LINES
 
 
+#: SpMM prefetches the rows of X it gathers, whole, when a row is wider than
+#: ``PREFETCH_NARROW_BYTES`` and at most ``PREFETCH_FULL_ROW_BYTES`` (one register-tile pass reads
+#: it: 64 to 128 float32) and the columns do not run (``PREFETCH_MAX_RUNS``). Measured per matrix
+#: and width in bench/notes/cpu_schedules.md: 1.06-1.16x at 128 and up to 1.13x at 64 on the
+#: six graphs; at 32 (two lines) 0.95-1.06x, at 256 and 512 (several passes over a row, each
+#: prefetching the same lines) 0.8-1.08x, and bcsstk16's column runs lose 10-25 %.
+def _spmm_prefetch(a: CsrInput, feat: int) -> bool:
+    """Whether SpMM at width ``feat`` prefetches the rows of ``X`` it gathers for ``a``."""
+    runs, _ = a.column_locality
+    row_bytes = feat * np.dtype(a.dtype).itemsize
+    lanes = vector_lanes(a.dtype)
+    return (runs < PREFETCH_MAX_RUNS and PREFETCH_NARROW_BYTES < row_bytes <= PREFETCH_FULL_ROW_BYTES
+            and split_width(feat, lanes) is None)
+
+
 def _parts() -> int:
     return max(num_threads(), 1)
 
@@ -177,6 +192,8 @@ def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:
     if op == "sddmm":
         lines = _sddmm_prefetch(a, Y)
         key = KernelKey(op, a.dtype, feat, prefetch=lines >= 0, prefetch_lines=max(lines, 0))
+    elif op == "spmm" and _spmm_prefetch(a, feat):
+        key = KernelKey(op, a.dtype, feat, prefetch=True)
     else:
         key = KernelKey(op, a.dtype, feat)
     kernel = library.get(key)

@@ -257,7 +257,7 @@ def make_softmax_scale(key: KernelKey) -> Stage2Function:
 REASSOCIATED_OPS = frozenset({"sddmm"})
 #: Operations that can prefetch the rows of a gathered dense operand (``KernelKey.prefetch``):
 #: the operand's parameter name.
-PREFETCHED_OPERAND = {"sddmm": "y"}
+PREFETCHED_OPERAND = {"sddmm": "y", "spmm": "b"}
 
 MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "spmm": make_spmm,

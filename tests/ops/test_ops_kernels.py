@@ -186,6 +186,26 @@ def test_sddmm_does_not_prefetch_runs_of_columns():
     np.testing.assert_allclose(ops.sddmm(A, Y, Y).data, 64 * A.data)
 
 
+@pytest.mark.parametrize("dtype, feat", [("float32", 64), ("float32", 128), ("float64", 64)])
+def test_spmm_prefetches_rows_that_one_register_tile_pass_reads(dtype, feat):
+    # Scattered columns (empty rows, one long row) at 256-512 bytes per row of X: prefetched.
+    A = random_csr(500, 4000, 0.004, 9, empty_rows=True, long_row=True).astype(dtype)
+    a = ops._csr("A", A)
+    assert ops._spmm_prefetch(a, feat)
+    assert not ops._spmm_prefetch(a, 16) and not ops._spmm_prefetch(a, 4 * feat)  # a line or two; several passes
+    X = np.random.default_rng(7).standard_normal((4000, feat)).astype(dtype)
+    np.testing.assert_allclose(ops.spmm(A, X), A.toarray().astype(np.float64) @ X, rtol=1e-4, atol=1e-4)
+    assert a.kernels[("spmm", feat)][1] is ops.library.get(ops.KernelKey("spmm", dtype, feat, prefetch=True))
+
+
+def test_spmm_does_not_prefetch_runs_of_columns():
+    n = 5000
+    A = sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1], format="csr", dtype=np.float32)
+    assert not ops._spmm_prefetch(ops._csr("A", A), 128)
+    X = np.random.default_rng(8).standard_normal((n, 128)).astype(np.float32)
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-5, atol=1e-5)
+
+
 def test_prefetch_rewrite_targets_the_row_loop():
     import sparsetir
     from sparsetir.ops import kernels
