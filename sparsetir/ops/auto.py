@@ -12,7 +12,7 @@ first product decides among the few that remain:
 
 Each candidate is converted (once per structure; kept with the matrix's preparation), compiled
 (once per configuration and process; kept on disk), run ``WARMUPS`` times untimed and
-``TRIALS`` times timed on the caller's ``X``; the fastest best time wins, except that another format must beat CSR by ``MARGIN``, so
+``TRIALS`` times timed on the caller's ``X``, the candidates taking turns; the fastest best time wins, except that another format must beat CSR by ``MARGIN``, so
 that noise alone never moves a matrix off CSR. The choice is kept with the matrix per width
 and dtype (``choice(A, X)`` returns it with its timings), so later calls cost a dictionary
 lookup. The first call pays for the trial: a few runs of each candidate, and the conversions.
@@ -93,18 +93,22 @@ def _trial(A: Any, a: Any, X: Any, width: int) -> Choice:
     start = time.perf_counter()
     made = Choice(CSR, width, a.dtype)
     pool = candidates(ops._stats(A, a)) if a.nnz and width else [CSR]
+    runs = []
     for fmt in pool:
         if fmt.name != "csr":
             made.conversion[str(fmt)] = ops.converted(A, a, fmt).seconds
-        run = (lambda: ops.spmm(A, X)) if fmt.name == "csr" else (lambda fmt=fmt: ops.spmm(A, X, format=fmt))
-        for _ in range(WARMUPS):
-            run()  # the first compiles (or loads) the kernel; then the caches and the allocator warm
-        best = float("inf")
-        for _ in range(TRIALS):
+        runs.append((lambda: ops.spmm(A, X)) if fmt.name == "csr" else (lambda fmt=fmt: ops.spmm(A, X, format=fmt)))
+    best = [float("inf")] * len(pool)
+    # Round robin, so that a slow spell of the machine (another tenant, a clock change) falls on
+    # every candidate alike instead of on whichever ran during it. The first rounds compile (or
+    # load) the kernels and warm the caches and the allocator.
+    for round_ in range(WARMUPS + TRIALS):
+        for k, run in enumerate(runs):
             t0 = time.perf_counter()
             run()
-            best = min(best, time.perf_counter() - t0)
-        made.seconds[str(fmt)] = best
+            if round_ >= WARMUPS:
+                best[k] = min(best[k], time.perf_counter() - t0)
+    made.seconds = {str(fmt): seconds for fmt, seconds in zip(pool, best)}
     csr = made.seconds[str(CSR)]
     winner = min(pool, key=lambda f: made.seconds[str(f)])
     if winner.name != "csr" and made.seconds[str(winner)] * MARGIN <= csr:
