@@ -130,14 +130,17 @@ def test_the_server_shows_a_located_error_and_recompiles(page, server, tmp_path)
     canary = tmp_path / "canary"
     editor.fill(f"import os\nos.system('touch {canary}')\n" + example_text())
     page.click("#compile")
-    page.wait_for_function("document.querySelector('#problem').innerText.startsWith('line 2, column 1')")
+    # A locator waits inside Playwright's own world; a wait_for_function string would be evaluated
+    # in the page, which the explorer's CSP (no 'unsafe-eval') refuses once the wait must poll.
+    page.locator("#problem", has_text="line 2, column 1").wait_for()
+    assert problem.inner_text().startswith("line 2, column 1")
     assert "a script file holds imports and @T.prim_func functions only" in problem.inner_text()
     assert not canary.exists()
 
     editor.fill(example_text().replace("T.float32(0)", "T.float32(1)"))
     page.click("#compile")
     page.locator('.pane[data-kind="script"] .rows').wait_for()
-    assert page.inner_text("#status") == "compiled csr_spmm"
+    sync_api.expect(page.locator("#status")).to_have_text("compiled csr_spmm")
     assert "T.float32(1.0)" in page.inner_text('.pane[data-kind="stage3"]')
     assert "T.float32(1)" in script_row(page, 27).inner_text()
     assert page.errors == []
