@@ -11,7 +11,7 @@ checks the format's arrays rather than echoing the input.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import scipy.sparse
@@ -152,3 +152,18 @@ def positive_int(what: str, value: Any) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
         fail(what, f"must be a positive integer, got {value!r}")
     return int(value)
+
+
+def int_sequence(what: str, values: Any, noun: str, valid: Callable[[int], bool], requirement: str) -> tuple[int, ...]:
+    """``values`` as a non-empty tuple of ints that are each ``valid``, or ``ArgumentError`` naming
+    ``what``; ``noun`` names one value ("block size") and ``requirement`` what each must be."""
+    try:
+        values = tuple(values)
+    except TypeError:
+        fail(what, f"expected a sequence of {noun}s, got {type(values).__name__}")
+    if not values:
+        fail(what, f"needs at least one {noun}")
+    for v in values:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not valid(int(v)):
+            fail(what, f"{noun}s must be {requirement}, got {v!r} in {values}")
+    return tuple(int(v) for v in values)

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..runtime.csr_checks import fail
-from .base import Format
+from .base import Format, int_sequence
 from .csr import Csr, canonical
 from .entries import Scatter
 from .vectorized import POSITION, divmod_pow2, entry_rows, offsets, run_ids, run_starts
@@ -230,16 +230,8 @@ def _blocksize(blocksize: Any) -> tuple[int, int]:
 
 def _sizes(sizes: Any) -> tuple[int, ...]:
     """``sizes`` as positive ints, largest first, each dividing the next larger one."""
-    try:
-        values = tuple(sizes)
-    except TypeError:
-        fail("bsr.decompose: sizes", f"expected a sequence of block sizes, got {type(sizes).__name__}")
-    if not values:
-        fail("bsr.decompose: sizes", "needs at least one block size")
-    for b in values:
-        if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1:
-            fail("bsr.decompose: sizes", f"block sizes must be positive integers, got {b!r} in {values}")
-    ordered = sorted({int(b) for b in values}, reverse=True)
+    values = int_sequence("bsr.decompose: sizes", sizes, "block size", lambda b: b >= 1, "positive integers")
+    ordered = sorted(set(values), reverse=True)
     if len(ordered) != len(values):
         fail("bsr.decompose: sizes", f"block sizes must be distinct, got {values}")
     for big, small in zip(ordered, ordered[1:]):

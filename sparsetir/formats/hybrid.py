@@ -21,7 +21,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..runtime.csr_checks import fail
-from .base import Format, positive_int
+from .base import Format, int_sequence, positive_int
 from .buckets import REMAINDERS, EllPart, bucket_bounds, entry_map, row_partition, split_rows
 from .csr import canonical
 from .entries import Scatter
@@ -96,16 +96,8 @@ class Hybrid(Format):
 
 def _power_of_two_widths(widths: Any) -> tuple[int, ...]:
     """``widths`` as a tuple of increasing powers of two, or ``ArgumentError`` naming ``widths``."""
-    try:
-        values = tuple(widths)
-    except TypeError:
-        fail("Hybrid.from_csr: widths", f"expected a sequence of bucket widths, got {type(widths).__name__}")
-    if not values:
-        fail("Hybrid.from_csr: widths", "needs at least one bucket width")
-    for w in values:
-        if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 1 or w & (w - 1):
-            fail("Hybrid.from_csr: widths", f"bucket widths must be powers of two (1, 2, 4, ...), got {w!r} in {values}")
-    values = tuple(int(w) for w in values)
+    values = int_sequence("Hybrid.from_csr: widths", widths, "bucket width", lambda w: w >= 1 and not w & (w - 1),
+                          "powers of two (1, 2, 4, ...)")
     for a, b in zip(values, values[1:]):
         if b <= a:
             fail("Hybrid.from_csr: widths", f"bucket widths must be strictly increasing, got {b} after {a} in {values}")
