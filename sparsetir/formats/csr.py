@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse
 
-from ..runtime.csr_checks import as_int32, check_structure, fail
+from ..runtime.csr_checks import as_int32, check_structure, check_torch_csr, fail
 from .base import Format
 from .entries import Scatter
 from .vectorized import _INT32_MAX, POSITION, entry_rows, offsets, run_ids, run_starts
@@ -62,12 +62,7 @@ def read(what: str, A: Any) -> CsrArrays:
         return CsrArrays(A.indptr, A.indices, A.data, A.shape, A.dtype)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(A, torch.Tensor):
-        if A.layout != torch.sparse_csr:
-            fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
-        if A.device.type != "cpu":
-            fail(what, f"is on {A.device}; sparsetir.formats converts on the CPU")
-        if A.dim() != 2:
-            fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
+        check_torch_csr(what, A, "sparsetir.formats converts on the CPU")
         A = A.detach()
         data = A.values()
         if data.dtype in (torch.float32, torch.float64):

@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..runtime.arrays import kernel_view
-from ..runtime.csr_checks import as_int32, check_offsets, check_structure, fail  # noqa: F401 (re-exported)
+from ..runtime.csr_checks import as_int32, check_offsets, check_structure, check_torch_csr, fail  # noqa: F401 (re-exported)
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -195,12 +195,7 @@ def _prepare_torch_csr(what: str, A: Any, parts: int) -> CsrInput:
     from .tensor_structures import prepare_structure  # it imports this module
 
     torch = torch_module()
-    if A.layout != torch.sparse_csr:
-        fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
-    if A.device.type != "cpu":
-        fail(what, f"is on {A.device}; sparsetir.ops runs on the CPU")
-    if A.dim() != 2:
-        fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
+    check_torch_csr(what, A, "sparsetir.ops runs on the CPU")
     if A.dtype not in (torch.float32, torch.float64):
         fail(what, f"values must be float32 or float64, got {str(A.dtype).removeprefix('torch.')}")
     m, n = (int(d) for d in A.shape)

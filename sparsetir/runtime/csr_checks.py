@@ -7,6 +7,8 @@ must not depend on each other: every message reads ``"<argument>: <problem>"`` a
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import ArgumentError
@@ -18,6 +20,19 @@ _INT32_MAX = np.iinfo(np.int32).max
 def fail(what: str, message: str) -> None:
     """Raise ``ArgumentError`` about the argument ``what``."""
     raise ArgumentError(f"{what}: {message}")
+
+
+def check_torch_csr(what: str, A: Any, where: str) -> None:
+    """Check that the torch tensor ``A`` is a 2-D sparse CSR tensor on the CPU; ``where`` names
+    the part of sparsetir that refuses other devices ("sparsetir.ops runs on the CPU")."""
+    import torch  # A is a torch tensor: torch is imported already
+
+    if A.layout != torch.sparse_csr:
+        fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
+    if A.device.type != "cpu":
+        fail(what, f"is on {A.device}; {where}")
+    if A.dim() != 2:
+        fail(what, f"expected a 2-D sparse CSR tensor, got {A.dim()} dimensions")
 
 
 def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int) -> None:
