@@ -37,7 +37,39 @@ Schedule = s_tir.Schedule
 structural_equal = tvm_ffi.structural_equal
 structural_hash = tvm_ffi.structural_hash
 structural_walk = tvm_ffi.structural_walk
-structural_map = tvm_ffi.structural_map
+
+
+def structural_map(root, callbacks=(), order="post"):
+    """``tvm_ffi.structural_map`` that never lets a callback's exception cross into C++.
+
+    An exception raised by a callback after an earlier callback replaced a node corrupts
+    tvm_ffi's heap (the process aborts in ``malloc``). Here the first exception is kept, every
+    later callback returns its input unchanged, and the exception is raised once the map is done.
+    ``callbacks`` is a callable or a sequence of ``(type, callable)`` entries.
+    """
+    failure: list = []
+
+    def guarded(fn):
+        def run(value):
+            if failure:
+                return value
+            try:
+                return fn(value)
+            except BaseException as error:  # noqa: BLE001 - re-raised below, after the map
+                failure.append(error)
+                return value
+
+        return run
+
+    if callable(callbacks):
+        entries = guarded(callbacks)
+    else:
+        entries = [(kind, guarded(fn)) for kind, fn in callbacks]
+    result = tvm_ffi.structural_map(root, entries, order=order)
+    if failure:
+        raise failure[0]
+    return result
+
 get_first_structural_mismatch = tvm_ffi.get_first_structural_mismatch
 
 __all__ = [

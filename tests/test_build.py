@@ -110,3 +110,26 @@ def test_kernel_source_is_the_generated_code():
 def test_build_rejects_what_is_not_a_program():
     with pytest.raises(TypeError, match="sparsetir.build expects"):
         sparsetir.build("csr_spmm")
+
+
+def test_an_unroll_too_large_to_compile_is_refused_at_its_line(tmp_path):
+    """T.unroll(100000) over a row loop once compiled for minutes; now it is refused, naming the
+    loop and its line, before TVM sees it. A smaller unroll of the same loop builds and computes."""
+    stage2 = sparsetir.lower_sparse_iter(csr_spmm()).script()
+    path = tmp_path / "unrolled.py"
+    path.write_text(stage2.replace("for i in range(m):", "for i in T.unroll(100000):", 1))
+    line = next(k for k, text in enumerate(path.read_text().splitlines(), 1) if "T.unroll(100000)" in text)
+    with pytest.raises(sparsetir.LoweringError) as info:
+        sparsetir.build(sparsetir.parse_file(path))
+    message = str(info.value)
+    assert "the unrolled loop 'i' of extent 100000" in message
+    assert f"unrolled.py:{line})" in message and "more than the 100000" in message
+
+    rng = np.random.default_rng(7)
+    a = random_csr(rng, 8, 6, 0.4)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    path.write_text(stage2.replace("for i in range(m):", "for i in T.unroll(8):", 1))
+    kernel = sparsetir.build(sparsetir.parse_file(path))
+    c = np.zeros((8, 4), np.float32)
+    kernel(**spmm_args(a, x, c))
+    np.testing.assert_allclose(c, a.toarray().astype(np.float64) @ x, rtol=1e-5, atol=1e-5)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .._tvm import tirx, tvm
-from ..errors import ArgumentError, DeviceError
+from .._tvm import structural_walk, tirx, tvm, tvm_ffi
+from ..errors import ArgumentError, DeviceError, LoweringError
 from .alignment import relax_param_alignment
 from .cache import Compiled, KernelCache, default_cache
 from .constraints import Constraint
@@ -44,11 +44,57 @@ def build_stage3(
     if not isinstance(prim_func, tirx.PrimFunc):
         raise TypeError(f"build_stage3 expects a tvm.tirx.PrimFunc, got {type(prim_func).__name__}")
     tgt = as_target(target)
+    check_expansion(prim_func)
     symbol = name or _global_symbol(prim_func) or "main"
     func = prim_func.with_attr("global_symbol", symbol)
     compiled = (cache if cache is not None else default_cache).get_or_compile(
         func, tgt, list(constraints), compile_function, load_stored)
     return kernel_of(compiled, constraints, func)
+
+
+#: The most statements and expressions that a kernel may have once its unrolled loops are expanded
+#: (a copy of the body per iteration, nested loops multiplied). TVM's and LLVM's time grows faster
+#: than linearly in it: ``T.unroll(1024)`` of a 300-node row loop (300,000 nodes) took 23 s to
+#: compile, ``T.unroll(4096)`` over 5 minutes, 100,000 nodes 7 s. The ops' largest kernel (the
+#: fused hybrid SpMM) has 20,000. Vectorized loops are not copied (TVM makes vector operations).
+MAX_EXPANDED_NODES = 100_000
+
+
+def check_expansion(func: "tirx.PrimFunc") -> None:
+    """Refuse a kernel whose unrolled loops would expand it to more than ``MAX_EXPANDED_NODES``
+    nodes, naming the loop that contributes the most."""
+    size, loop, loop_size = expanded_size(func.body)
+    if size > MAX_EXPANDED_NODES and loop is not None:
+        raise LoweringError(
+            f"the unrolled loop '{loop.loop_var.name}' of extent {int(loop.extent.value)}{_span_text(loop.span)} expands "
+            f"to {loop_size} statements and expressions (a copy of its body per iteration, nested unrolled loops "
+            f"multiplied), and the kernel to {size}, more than the {MAX_EXPANDED_NODES} that "
+            f"sparsetir compiles; unroll a split of it instead")
+
+
+def expanded_size(stmt: Any) -> tuple[int, Any, int]:
+    """(the number of nodes of ``stmt`` once its unrolled loops of constant extent are expanded,
+    the outermost such loop that expands to the most, and that loop's size)."""
+    total, worst = [0], [None, 0]
+
+    def on_node(node: Any) -> Any:
+        total[0] += 1
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.UNROLLED and isinstance(node.extent, tirx.IntImm):
+            size = max(int(node.extent.value), 1) * expanded_size(node.body)[0]
+            total[0] += size
+            if size > worst[1]:
+                worst[:] = [node, size]
+            return tvm_ffi.WalkResult.SKIP  # the body is counted in size
+        return None
+
+    structural_walk(stmt, on_node, order="pre")
+    return total[0], worst[0], worst[1]
+
+
+def _span_text(span: Any) -> str:
+    """`` (file:line)`` for a span with a source, else ``""``."""
+    source = getattr(getattr(span, "source_name", None), "name", None) if span is not None else None
+    return f" ({source}:{span.line})" if source else ""
 
 
 def kernel_of(compiled: Compiled, constraints: Sequence[Constraint], func: Optional["tirx.PrimFunc"] = None) -> Kernel:

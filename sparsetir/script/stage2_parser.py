@@ -14,9 +14,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .._tvm import Expr, Var, s_tir, tirx, tvm
+from .._tvm import Expr, Var, s_tir, structural_equal, tirx, tvm
 from ..errors import ScriptSyntaxError, VerifyError
-from ..ir.axis import Axis, make_axis
+from ..ir.axis import Axis, AxisKind, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
 from .expr_parser import ExprParser, dtype_of, is_int_dtype
@@ -222,7 +222,7 @@ class Stage2Reader:
         for name, arg in buffer_params.items():
             decl.param_buffers[name] = self.buffers[name] = self._buffer_from(arg.annotation, name, "Buffer")
         by_handle: dict[str, Var] = {}
-        positioned: list[tuple[SparseBuffer, Var]] = []
+        positioned: list[tuple[SparseBuffer, Var, ast.stmt]] = []
         for sb, stmt in ((e, st) for e, st in header if isinstance(e, SparseBuffer)):
             dims = [axis.positions for axis in sb.axes]
             if sb.extra_storage is not None:
@@ -235,7 +235,7 @@ class Stage2Reader:
                 var = tirx.decl_buffer(dims, sb.dtype, name=sb.name, layout=None)
                 by_handle[sb.handle.name] = decl.param_buffers[sb.handle.name] = var
             self.buffers[sb.name] = var
-            positioned.append((sb, var))
+            positioned.append((sb, var, stmt))
         axes: dict[str, Axis] = {}
         roles: dict[str, str] = {}
         for entity, stmt in ((e, st) for e, st in header if isinstance(e, Axis)):
@@ -253,8 +253,14 @@ class Stage2Reader:
                 entity.name, entity.kind, parent, length=entity.length, nnz=entity.nnz, nnz_cols=entity.nnz_cols,
                 idtype=entity.idtype, sorted=entity.sorted, span=entity.span, **arrays)
         decl.axes = list(axes.values())
-        for sb, var in positioned:
+        for sb, var, stmt in positioned:
             axes_of = [axes[a.name] for a in sb.axes]
+            for k, axis in enumerate(axes_of):
+                # Flattening the buffer's indices (``flatten_sparse_buffers``) reads an axis's
+                # position under its parent's, so the parent (or its twin) must come right before.
+                if axis.parent is not None and (k == 0 or not _same_positions(axes_of[k - 1], axis.parent)):
+                    self.fail(stmt, f"buffer '{sb.name}': axis '{axis.name}' must come right after its parent "
+                                    f"'{axis.parent.name}', as (..., {axis.parent.name}, {axis.name}, ...)")
             if sb.handle is None:
                 decl.metadata.append(Stage2Buffer(var, axes_of, "", sb.extra_storage, ALLOCATED, sb.span))
                 decl.sparse_allocs.append(var)
@@ -666,6 +672,20 @@ class Stage2Reader:
             return s_tir.MatchBufferRegion(var, region)
         except Exception as err:  # noqa: BLE001
             raise self.source.error(stmt, f"invalid T.match_buffer: {_first_line(err)}", VerifyError) from None
+
+
+def _same_positions(a: Axis, b: Axis) -> bool:
+    """Whether axis ``a`` has the positions of axis ``b``: ``b`` itself, or its stage-II twin
+    (``J_dense = T.dense_variable(I, ..., indptr)`` for ``J = T.sparse_variable(I, ..., (indptr, ...))``,
+    ``J_dense = T.dense_fixed(c)`` for ``J = T.sparse_fixed(I, (n, c), indices)``)."""
+    if a.same_as(b):
+        return True
+    if b.kind is AxisKind.SPARSE_FIXED and a.kind is AxisKind.DENSE_FIXED:
+        return structural_equal(a.length, b.nnz_cols)
+    if not (a.is_variable and b.is_variable) or a.parent is None or b.parent is None:
+        return False
+    return a.indptr is not None and b.indptr is not None and a.indptr.same_as(b.indptr) \
+        and _same_positions(a.parent, b.parent)
 
 
 def _is_zero(e: Any) -> bool:

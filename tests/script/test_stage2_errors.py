@@ -85,6 +85,14 @@ CASES = [
      "T.serial"),
     ("region-types", "A[vi, 0:n]", "A[vi, T.int64(1):n]", "a region's start is int64 but its end int32", "T.int64(1):n"),
     ("region-step", "A[vi, 0:n]", "A[vi, 0:n:2]", "a region slice is lo:hi, both given, without a step", "0:n:2"),
+    # Accepted once, then the flattening pass raised inside TVM's tree map and the process
+    # aborted (heap corruption): an axis must follow its parent (or the parent's twin, J_dense).
+    ("buffer-axis-before-parent", 'A = T.match_sparse_buffer(a, (I, J), "float32")',
+     'A = T.match_sparse_buffer(a, (J, I), "float32")',
+     "buffer 'A': axis 'J' must come right after its parent 'I', as (..., I, J, ...)", "A = T.match"),
+    ("buffer-axis-between", 'A = T.match_sparse_buffer(a, (I, J), "float32")',
+     'A = T.match_sparse_buffer(a, (I, K, J), "float32")', "axis 'J' must come right after its parent 'I'",
+     "A = T.match"),
 ]
 
 
