@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import ast
-import warnings
 import io
+import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from typing import NoReturn, Optional
 
 from .._tvm import SourceName, Span
 from ..errors import ScriptError, ScriptSyntaxError, VerifyError
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LAYOUT_TOKENS = (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
 
@@ -98,18 +100,31 @@ class Source:
         line = max(counts, key=lambda k: counts[k])
         return line, first_col[line]
 
+    def _lines(self) -> list[str]:
+        """The text's lines as Python's tokenizer counts them: broken at ``\n``, ``\r\n`` and
+        ``\r`` only (``str.splitlines`` also breaks at form feeds and U+2028, which Python does not)."""
+        return _LINE_BREAK.split(self.text)
+
     def _line_text(self, line: int) -> Optional[str]:
-        lines = self.text.splitlines()
+        lines = self._lines()
         if 1 <= line <= len(lines):
             return " " * self.col_offset + lines[line - 1]
         return None
 
+    def _column(self, line: int, byte_offset: int) -> int:
+        """The 0-based character column of ``ast``'s ``byte_offset`` (UTF-8 bytes) on ``line``."""
+        lines = self._lines()
+        if not 1 <= line <= len(lines):
+            return byte_offset
+        return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
     def location(self, node: ast.AST) -> tuple[int, int, int, int]:
-        """(line, col, end_line, end_col) of a node in the file, 1-based columns."""
+        """(line, col, end_line, end_col) of a node in the file, 1-based columns (characters)."""
         line = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0) + 1 + self.col_offset
+        col = self._column(line, getattr(node, "col_offset", 0)) + 1 + self.col_offset
         end_line = getattr(node, "end_lineno", line) or line
-        end_col = (getattr(node, "end_col_offset", None) or (col - 1 - self.col_offset)) + 1
+        end_offset = getattr(node, "end_col_offset", None)
+        end_col = (self._column(end_line, end_offset) if end_offset is not None else col - 1 - self.col_offset) + 1
         end_col += self.col_offset
         return line + self.line_offset, col, end_line + self.line_offset, end_col
 

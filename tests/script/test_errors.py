@@ -671,3 +671,27 @@ def test_decorated_error_has_no_internal_frames_in_message():
     assert "sparsetir/" not in info.value.message
     assert inspect.getsourcefile(test_decorated_error_has_no_internal_frames_in_message) == __file__
     assert os.path.basename(__file__) in str(info.value)
+
+
+def test_column_counts_characters_not_utf8_bytes():
+    """Python's ast gives byte offsets; with non-ASCII text earlier on the line the column and
+    the caret still point at the offending character."""
+    line = '    with T.sp_iter([I], "S", "f") as [i]:\n        B[i] = T.float32(len("ééééé"))\n'
+    with pytest.raises(ScriptError) as info:
+        sparsetir.parse(HEADER + line, FILENAME)
+    err = info.value
+    text = (HEADER + line).split("\n")[err.line - 1]
+    assert err.line == L1 + 1 and "ééééé" in text
+    assert err.col == text.index("len(") + 1, str(err)
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x0c", "\x1c", "\x85"])
+def test_excerpt_is_the_line_python_counts(separator):
+    """A character that str.splitlines() breaks at but Python's tokenizer does not (U+2028, form
+    feed, ...) inside a comment leaves the error's excerpt on the reported line."""
+    body = f'    # a comment {separator} holding a line separator\n    with T.sp_iter([I], "X", "f") as [i]:\n        B[i] = x\n'
+    with pytest.raises(ScriptError) as info:
+        sparsetir.parse(HEADER + body, FILENAME)
+    err = info.value
+    assert err.line == L1 + 1
+    assert '"X"' in str(err).splitlines()[1] and err.col == str(err).splitlines()[1].index('"X"') - 1
