@@ -10,6 +10,7 @@ parameters (definitions) before the metadata that refers to them.
 
 from __future__ import annotations
 
+import keyword
 from typing import Any, Optional
 
 from .._tvm import Expr, Object, Span, Var, field, py_class, tirx
@@ -25,6 +26,45 @@ SPANS_ATTR = "sparsetir.spans"
 SEARCHED_ATTR = "sparsetir.searched_axes"
 #: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``
 PARTITIONS_ATTR = "sparsetir.partitions"
+
+
+def func_attr_problem(key: str, value: Any, handles: set, scalars: set) -> Optional[str]:
+    """What is wrong with attribute ``key`` of a script's ``T.func_attr``, or None.
+
+    ``global_symbol`` names the compiled function, and the printed script's ``def``: an
+    identifier. The ``sparsetir.*`` keys are sparsetir's own bookkeeping, read by its passes and
+    by ``build``; a script may carry them (the printer writes them) in the shapes they are
+    written in, naming the function's own parameters (``handles``, ``scalars``: their names).
+    """
+    if key == "global_symbol":
+        if not (isinstance(value, str) and value.isidentifier() and not keyword.iskeyword(value)):
+            return f"global_symbol names the compiled function and must be a Python identifier, got {value!r}"
+        return None
+    if not key.startswith("sparsetir."):
+        return None
+    if key == SPANS_ATTR:
+        ok = isinstance(value, dict) and all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values())
+        return None if ok else f'"{key}" maps block names to lists of "file:line" strings, got {value!r}'
+    if key == SEARCHED_ATTR:
+        ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
+        return None if ok else f'"{key}" is a list of axis names, got {value!r}'
+    if key == PARTITIONS_ATTR:
+        shape = f'"{key}" is a list of [boundaries handle, chunk count parameter, extent] triples'
+        if not isinstance(value, list):
+            return f"{shape}, got {value!r}"
+        for entry in value:
+            if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(x, (str, int)) for x in entry)):
+                return f"{shape}, got the entry {entry!r}"
+            parts, count, extent = (str(x) for x in entry)
+            if parts not in handles:
+                return f"{shape}: {parts!r} is not a handle or buffer parameter"
+            if count not in scalars:
+                return f"{shape}: {count!r} is not a scalar parameter"
+            if not (extent.isdigit() or extent in scalars):
+                return f"{shape}: the extent {extent!r} is neither a number nor a scalar parameter"
+        return None
+    return f'"{key}" is not an attribute a script sets (sparsetir keeps "sparsetir.*" keys for itself)'
 
 VALUE = "value"
 INDPTR = "indptr"

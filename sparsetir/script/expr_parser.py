@@ -98,6 +98,29 @@ _FOLDED = (tirx.IntImm, tirx.FloatImm, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, t
            tirx.Min, tirx.Max, tirx.Cast)
 
 
+#: Integer operations whose constant operands are checked for overflow (TVM folds them wrapping,
+#: or fails inside the build for unsigned ones).
+_EXACT: dict[type, Callable[[int, int], int]] = {
+    ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y}
+
+
+def _int_range(dtype: str) -> tuple[int, int]:
+    """The values of integer type ``dtype`` (``int8`` ... ``uint64``)."""
+    bits = int(dtype.removeprefix("u").removeprefix("int"))
+    return (0, (1 << bits) - 1) if dtype.startswith("u") else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+
+
+def _simplifies_to_zero(expr: Expr) -> bool:
+    """Whether TVM's simplifier, as the build will run it, reduces ``expr`` to 0 (``j - j``)."""
+    if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+        return False
+    try:
+        folded = tvm.sym.Analyzer().simplify(expr)
+    except (ValueError, RuntimeError, TypeError):
+        return False
+    return isinstance(folded, tirx.IntImm) and int(folded.value) == 0
+
+
 def constant_value(expr: Expr) -> Any:
     """The value of ``expr`` when it is a constant expression (no variables, loads or calls) that
     TVM's simplifier folds to a number, as a build will; None otherwise. Parse-time checks use
@@ -374,10 +397,17 @@ class ExprParser:
             self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
         if op in (ast.FloorDiv, ast.Mod) and not is_int_dtype(dtype):
             self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype}", VerifyError)
-        if op in (ast.FloorDiv, ast.Mod) and constant_value(b) == 0:
-            self.source.fail(node.right, f"integer division by zero: the right operand of '{symbol}' is the constant 0", VerifyError)
+        if op in (ast.FloorDiv, ast.Mod) and (constant_value(b) == 0 or _simplifies_to_zero(b)):
+            self.source.fail(node.right, f"integer division by zero: the right operand of '{symbol}' is always 0", VerifyError)
         if dtype == "bool":
             self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
+        if is_int_dtype(dtype) and op in _EXACT:
+            x, y = constant_value(a), constant_value(b)
+            if x is not None and y is not None:
+                exact, (low, high) = _EXACT[op](int(x), int(y)), _int_range(dtype)
+                if not low <= exact <= high:
+                    self.source.fail(node, f"{x} {symbol} {y} is {exact}, which does not fit in {dtype} "
+                                           f"({low} to {high})", VerifyError)
         return build(a, b, self.source.span(node))
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Step:
@@ -396,6 +426,9 @@ class ExprParser:
         expr = self.typed(operand, node.operand, None)
         if dtype_of(expr) == "bool":
             self.source.fail(node, "unary '-' is not defined on a bool operand", VerifyError)
+        if dtype_of(expr).startswith("uint"):
+            self.source.fail(node, f"unary '-' is not defined on an unsigned operand ({dtype_of(expr)}); cast it to a "
+                                   f"signed type first", VerifyError)
         minus_one = literal_const(-1, dtype_of(expr))
         return tirx.Mul(expr, minus_one, self.source.span(node))
 
@@ -423,6 +456,9 @@ class ExprParser:
         result = None
         for op, left, right in zip(node.ops, values, values[1:]):
             a, b = self._unify(left, right, node, "comparison")
+            if dtype_of(a) == "bool":
+                self.source.fail(node, "comparing bool values is not supported; combine them with 'and', 'or' and "
+                                       "'not'", VerifyError)
             cmp = _CMPOPS[type(op)](a, b, self.source.span(node))
             result = cmp if result is None else tirx.And(result, cmp, self.source.span(node))
         return result

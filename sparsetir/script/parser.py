@@ -27,7 +27,7 @@ from ..ir.axis import (
 from ..ir.buffer import SparseBuffer
 from ..ir.function import STAGE_I_LEVEL, SparseFunction
 from ..ir.iteration import SparseIteration
-from ..ir.stage2 import STAGE_II_LEVEL
+from ..ir.stage2 import STAGE_II_LEVEL, func_attr_problem
 from . import constructs as C
 from .args import bind_args
 from .expr_parser import ExprParser, dtype_of, literal_const
@@ -111,11 +111,19 @@ class FunctionParser:
         self.source.fail(node, f"undefined name '{name}'", VerifyError)
 
     def _define(self, name: str, value: Any, node: ast.AST) -> None:
+        self.check_not_alias(name, node)
         previous = self.scope.find(name)
         if previous is not None:
             self.source.fail(node, f"'{name}' is already defined (line {previous[1]})", VerifyError)
         line, _, _, _ = self.source.location(node)
         self.scope.define(name, value, line)
+
+    def check_not_alias(self, name: str, node: ast.AST) -> None:
+        """Refuse ``name`` when it is the module's name in scripts (the script's own alias, or
+        ``T``, which the printers write): printed, the name would have to change."""
+        if name in (self.alias, "T"):
+            self.source.fail(node, f"'{name}' names the sparsetir.script module in scripts (from sparsetir.script "
+                                   f"import tir as {name}); choose another name", VerifyError)
 
     def _axis(self, node: ast.AST, what: str) -> Axis:
         if not isinstance(node, ast.Name):
@@ -159,7 +167,7 @@ class FunctionParser:
             elif _is_construct_call(stmt, self.alias, "func_attr"):
                 if attrs:
                     self.source.fail(stmt, "T.func_attr may appear only once", VerifyError)
-                attrs = self._attr_dict(stmt.value, "func_attr")
+                attrs = self._func_attrs(stmt.value, node)
             else:
                 body.extend(self._statement(stmt, in_iteration=False))
         return SparseFunction(node.name, params, attrs, axes, buffers, body, self.source.span(node))
@@ -329,6 +337,19 @@ class FunctionParser:
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
             self.source.fail(node, f"{what} must be a string", VerifyError)
         return node.value
+
+    def _func_attrs(self, call: ast.Call, node: ast.FunctionDef) -> dict[str, Any]:
+        """The function's ``T.func_attr`` dict, its ``global_symbol`` and ``sparsetir.*`` keys
+        checked (``func_attr_problem``) and an error located at the offending key."""
+        attrs = self._attr_dict(call, "func_attr")
+        handles = {a.arg for a in node.args.args if not (isinstance(a.annotation, ast.Attribute)
+                                                         and a.annotation.attr != "handle")}
+        scalars = {a.arg for a in node.args.args} - handles
+        for key_node in call.args[0].keys:
+            problem = func_attr_problem(key_node.value, attrs[key_node.value], handles, scalars)
+            if problem is not None:
+                self.source.fail(key_node, problem, VerifyError)
+        return attrs
 
     def _attr_dict(self, call: ast.Call, construct: str) -> dict[str, Any]:
         if len(call.args) != 1 or call.keywords:

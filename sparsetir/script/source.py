@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -100,10 +101,19 @@ class Source:
         line = max(counts, key=lambda k: counts[k])
         return line, first_col[line]
 
-    def _lines(self) -> list[str]:
+    @functools.cached_property
+    def _line_list(self) -> list[str]:
         """The text's lines as Python's tokenizer counts them: broken at ``\n``, ``\r\n`` and
         ``\r`` only (``str.splitlines`` also breaks at form feeds and U+2028, which Python does not)."""
         return _LINE_BREAK.split(self.text)
+
+    @functools.cached_property
+    def _encoded(self) -> dict[int, bytes]:
+        """UTF-8 bytes of the lines met so far by line number, ``b""`` for an ASCII line (``_column``)."""
+        return {}
+
+    def _lines(self) -> list[str]:
+        return self._line_list
 
     def _line_text(self, line: int) -> Optional[str]:
         lines = self._lines()
@@ -116,7 +126,11 @@ class Source:
         lines = self._lines()
         if not 1 <= line <= len(lines):
             return byte_offset
-        return len(lines[line - 1].encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+        encoded = self._encoded.get(line)
+        if encoded is None:
+            text = lines[line - 1]
+            encoded = self._encoded[line] = b"" if text.isascii() else text.encode("utf-8")
+        return len(encoded[:byte_offset].decode("utf-8", errors="ignore")) if encoded else byte_offset
 
     def location(self, node: ast.AST) -> tuple[int, int, int, int]:
         """(line, col, end_line, end_col) of a node in the file, 1-based columns (characters)."""

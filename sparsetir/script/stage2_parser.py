@@ -146,6 +146,7 @@ class Stage2Reader:
         self.fail(node, f"undefined name '{name}'")
 
     def _define(self, name: str, value: Any, node: ast.AST) -> None:
+        self.fp.check_not_alias(name, node)
         taken = self.names.frames[-1].get(name) is not None or name in self.buffers or name in self.scalars
         if taken or self.fp.scope.find(name) is not None:
             self.fail(node, f"'{name}' is already defined")
@@ -168,7 +169,7 @@ class Stage2Reader:
             if _is_call_stmt(stmt, self.T, "func_attr"):
                 if attrs is not None:
                     self.fail(stmt, "T.func_attr may appear only once")
-                attrs = fp._attr_dict(stmt.value, "func_attr")
+                attrs = fp._func_attrs(stmt.value, node)
             elif isinstance(stmt, ast.Assign) and fp._is_header(stmt):
                 if rest:
                     self.fail(stmt, "axes and sparse buffers are declared before the body and its allocations")
@@ -621,6 +622,9 @@ class Stage2Reader:
                 self.fail(target, "an iterator is bound to a plain name", ScriptSyntaxError)
             if dtype_of(value) != dtype_of(extent) or dtype_of(lo) != dtype_of(extent):
                 self.fail(target, f"iterator '{target.id}': its binding is {dtype_of(value)} but its domain {dtype_of(extent)}")
+            if not dtype_of(extent).startswith("int"):
+                self.fail(target, f"iterator '{target.id}': its domain is {dtype_of(extent)}; an iterator is a signed "
+                                  f"integer (cast the extent, T.int32(m))")
             var = tirx.Var(target.id, dtype_of(extent), self.source.span(target))
             self._define(target.id, var, target)
             iv = tirx.IterVar(tvm.ir.Range.from_min_extent(lo, extent), var, iter_type)
