@@ -315,11 +315,13 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     if _autograd.wants_torch(A, X, Y):
         return _autograd.sddmm(A, X, Y)
     a = _csr("sddmm: A", A)
-    X, Y, feat = _sddmm_operands(a, X, Y, "call A.sum_duplicates() first")
+    X, Y, feat = _sddmm_operands(a, X, Y)
     nnz = a.tail[4]
     out = np.empty((nnz,), a.dtype)
     values = current_values(A, a)
-    if nnz and feat:
+    if nnz and feat and a.max_row_length > a.shape[1]:
+        sddmm_gathered(a, _raw_values(A, a), X, Y, out)
+    elif nnz and feat:
         _call(_kernel(a, "sddmm", feat, Y), (values, X, Y, out) + a.tail, nnz * feat)
     else:
         # An empty dot product is 0, and A * 0 keeps A's NaN and makes its infinities NaN, as in NumPy.
@@ -328,15 +330,25 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     return _same_pattern(A, a, out)
 
 
-def _sddmm_operands(a: CsrInput, X: Any, Y: Any, fix: str) -> tuple[Any, Any, int]:
+def sddmm_gathered(a: CsrInput, values: Any, X: Any, Y: Any, out: Any, chunk: int = 1 << 15) -> Any:
+    """SDDMM into ``out`` by gathering the rows of ``X`` and ``Y`` of each entry (NumPy arrays or
+    torch tensors alike), for a matrix with a row longer than its column count (duplicate
+    entries): the scheduled kernel bounds a row's positions by the column count (TVM adds the
+    guard ``j < n`` to the blocks it moves under the row loop) and would cut such rows short."""
+    rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(a.indptr))
+    cols = np.asarray(a.indices, np.int64)
+    if not isinstance(X, np.ndarray):  # torch tensors
+        rows, cols = (torch_module().from_numpy(v) for v in (rows, cols))
+    for start in range(0, int(rows.shape[0]), chunk):
+        part = slice(start, start + chunk)
+        out[part] = values[part] * (X[rows[part]] * Y[cols[part]]).sum(1)
+    return out
+
+
+def _sddmm_operands(a: CsrInput, X: Any, Y: Any) -> tuple[Any, Any, int]:
     """The checks of an SDDMM over the prepared ``a``: ``X`` and ``Y`` as the kernel takes them,
-    and the feature width. ``fix`` says how to remove duplicate entries from the caller's ``A``."""
+    and the feature width."""
     m, n = a.shape
-    if a.max_row_length > n:
-        # The scheduled kernel bounds a row's positions by the column count (TVM adds the guard
-        # `j < n` to the blocks it moves under the row loop), so such rows would be cut short.
-        fail("sddmm: A", f"a row stores {a.max_row_length} entries but A has only {n} columns "
-                         f"(duplicate entries); {fix}")
     X = dense_operand("sddmm: X", X, a.dtype, m)
     Y = dense_operand("sddmm: Y", Y, a.dtype, n)
     if X.shape[1] != Y.shape[1]:

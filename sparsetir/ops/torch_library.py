@@ -89,11 +89,13 @@ def _spmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Te
 
 def _sddmm(crow: Tensor, col: Tensor, values: Tensor, rows: int, cols: int, X: Tensor, Y: Tensor) -> Tensor:
     a = _structure("sddmm: A", crow, col, values, rows, cols).csr
-    X, Y, feat = _ops._sddmm_operands(a, X, Y, "sum the duplicates first")
+    X, Y, feat = _ops._sddmm_operands(a, X, Y)
     vals = _values(values)
     if not (a.nnz and feat):
         return vals * 0  # an empty dot product: A * 0, NaN for A's infinities, as in the eager op
     out = torch.empty_like(vals)
+    if a.max_row_length > cols:
+        return _ops.sddmm_gathered(a, vals, X, Y, out)
     _ops._call(_ops._kernel(a, "sddmm", feat, Y), (vals, X, Y, out) + a.tail, a.nnz * feat)
     return out
 

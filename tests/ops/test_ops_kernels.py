@@ -268,3 +268,34 @@ def test_sddmm_overlapping_last_vector_keeps_an_infinity():
     X[0, 111] = np.inf
     values = ops.sddmm(A, X, Y).tocoo().data
     np.testing.assert_array_equal(values, [np.inf, np.inf, 3.0 * 127])
+
+
+def test_sddmm_row_longer_than_the_column_count():
+    """Duplicates can make a row hold more entries than A has columns. The scheduled SDDMM kernel
+    bounds a row by the column count, so such a matrix is computed by gathering (it used to be
+    refused, and so was the values-gradient of spmm on it); each entry gets its own product."""
+    indptr = np.array([0, 5, 5, 7], np.int32)
+    indices = np.array([0, 1, 0, 2, 0, 2, 2], np.int32)
+    values = np.array([1.0, -2.0, 3.0, 0.5, 2.0, 4.0, -1.0])
+    A = sp.csr_matrix((values, indices, indptr), shape=(3, 3))
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    before = snapshot(A.data, A.indices, A.indptr, X, Y)
+    out = ops.sddmm(A, X, Y)
+    rows = np.repeat(np.arange(3), np.diff(indptr))
+    expected = values * np.einsum("ij,ij->i", X[rows], Y[indices])
+    np.testing.assert_allclose(out.data, expected, rtol=1e-12)
+    np.testing.assert_array_equal(out.indices, indices)
+    for old, new in zip(before, [A.data, A.indices, A.indptr, X, Y]):
+        np.testing.assert_array_equal(old, new)
+
+    torch = pytest.importorskip("torch")
+    w = torch.tensor(values, requires_grad=True)
+    Xt = torch.tensor(X[:, :4], requires_grad=True)
+    G = torch.tensor(rng.standard_normal((3, 4)))
+    C = ops.spmm(ops.CsrTensors(torch.tensor(indptr), torch.tensor(indices), w, (3, 3)), Xt)
+    (C * G).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.einsum("ij,ij->i", G.numpy()[rows], X[indices, :4]), rtol=1e-12)
+    dense = np.zeros((3, 3))
+    np.add.at(dense, (rows, indices), values)
+    np.testing.assert_allclose(Xt.grad.numpy(), dense.T @ G.numpy(), rtol=1e-12)
