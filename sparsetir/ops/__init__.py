@@ -337,7 +337,9 @@ def sddmm_gathered(a: CsrInput, values: Any, X: Any, Y: Any, out: Any, chunk: in
     guard ``j < n`` to the blocks it moves under the row loop) and would cut such rows short."""
     rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(a.indptr))
     cols = np.asarray(a.indices, np.int64)
-    if not isinstance(X, np.ndarray):  # torch tensors
+    if isinstance(out, np.ndarray):  # the eager op: everything as NumPy arrays
+        values, X, Y = (plain(v).numpy() if is_torch_tensor(v) else np.asarray(v) for v in (values, X, Y))
+    else:  # torch tensors
         rows, cols = (torch_module().from_numpy(v) for v in (rows, cols))
     for start in range(0, int(rows.shape[0]), chunk):
         part = slice(start, start + chunk)
@@ -498,6 +500,8 @@ def _prepare_bsr(what: str, A: Any) -> tuple:
     if str(data.dtype) not in VALUE_DTYPES:
         fail(what, f"values must be float32 or float64, got {data.dtype}")
     br, bc = (int(b) for b in A.blocksize)
+    if br < 1 or bc < 1:
+        fail(what, f"block size {(br, bc)} must be positive (data has shape {data.shape})")
     m, n = A.shape
     indptr = own_int32(what, "indptr", np.asarray(A.indptr))
     indices = own_int32(what, "indices", np.asarray(A.indices))

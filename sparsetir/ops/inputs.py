@@ -215,8 +215,8 @@ def current_values(A: Any, a: CsrInput) -> Any:
 
 
 def version(t: Any) -> int:
-    """``t._version``; inference tensors have no version counter (they cannot change outside
-    inference mode)."""
+    """``t._version``, or -1 for an inference tensor, which has no version counter (callers
+    compare its contents instead: it can still be edited inside inference mode)."""
     return -1 if t.is_inference() else t._version
 
 

@@ -96,6 +96,14 @@ class Structure:
             return self._transposed
 
 
+def _same_contents(csr: CsrInput, crow: Any, col: Any) -> bool:
+    """Whether index tensors without a version counter (inference tensors, which an in-place
+    edit inside ``torch.inference_mode()`` changes unseen) still hold the prepared structure:
+    an O(nnz) comparison, in place of the O(1) version check."""
+    return np.array_equal(csr.indptr, plain(crow).contiguous().numpy()) and \
+        np.array_equal(csr.indices, plain(col).contiguous().numpy())
+
+
 class TensorStructures:
     """Prepared CSR structures keyed by the memory of their index tensors (see the module doc)."""
 
@@ -112,7 +120,8 @@ class TensorStructures:
         entry = self._entries.get(key)
         if entry is not None:
             refs, seen, structure = entry
-            if seen == versions and refs[0]() is crow.untyped_storage() and refs[1]() is col.untyped_storage():
+            if seen == versions and refs[0]() is crow.untyped_storage() and refs[1]() is col.untyped_storage() \
+                    and (-1 not in versions or _same_contents(structure.csr, crow, col)):
                 return structure
         structure = Structure(prepare_structure(what, crow, col, shape, dtype, parts), parts)
         drop = lambda _ref, key=key: self._drop(key, _ref)  # noqa: E731

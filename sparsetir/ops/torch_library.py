@@ -31,6 +31,8 @@ ops route here under ``torch.compile`` and for ``CsrTensors`` (``autograd.wants_
 
 from __future__ import annotations
 
+import numbers
+
 from typing import Any, Optional
 
 import numpy as np
@@ -309,6 +311,13 @@ def _parts(what: str, A: Any) -> CsrTensors:
     """``A`` as ``CsrTensors``; a SciPy matrix (reaching here only under ``torch.compile``) is
     converted in the graph."""
     if type(A) is CsrTensors:
+        for name, t in zip(("crow_indices", "col_indices", "values"), A[:3]):
+            if not isinstance(t, Tensor):
+                fail(what, f"{name} must be a torch tensor, got {type(t).__name__}")
+        shape = A.shape
+        if not (isinstance(shape, (tuple, list)) and len(shape) == 2
+                and all(isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in shape)):
+            fail(what, f"shape must be two ints (rows, cols), got {shape!r}")
         return A
     if getattr(A, "format", None) == "csr":
         return csr_tensors(A)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -123,11 +125,14 @@ def test_replaced_arrays_are_prepared_again(A):
     np.testing.assert_allclose(ops.spmm(A, X), A @ X, rtol=1e-6)
 
 
-def test_sddmm_refuses_rows_longer_than_the_column_count():
-    A = sp.csr_matrix((np.ones(5, np.float32), np.array([0, 1, 2, 0, 1]), np.array([0, 5, 5, 5])), shape=(3, 3))
-    X = np.ones((3, 4), np.float32)
-    with pytest.raises(ValueError, match=r"sddmm: A: a row stores 5 entries but A has only 3 columns .*sum_duplicates"):
-        ops.sddmm(A, X, X)
+def test_sddmm_computes_rows_longer_than_the_column_count():
+    """Such rows (duplicates) are computed by gathering, entry by entry; once refused."""
+    A = sp.csr_matrix((np.arange(1, 6, dtype=np.float32), np.array([0, 1, 2, 0, 1]), np.array([0, 5, 5, 5])),
+                      shape=(3, 3))
+    X = np.arange(12, dtype=np.float32).reshape(3, 4)
+    Y = np.arange(12, 0, -1, dtype=np.float32).reshape(3, 4)
+    S = ops.sddmm(A, X, Y)
+    np.testing.assert_allclose(S.data, A.data * (X[0] * Y[A.indices]).sum(1), rtol=1e-6)
     np.testing.assert_allclose(ops.spmm(A, X), A.toarray() @ X)  # SpMM adds duplicates up like SciPy
 
 
@@ -164,3 +169,37 @@ def test_sddmm_result_owns_its_arrays_and_matrices_leave_the_cache():
     del A
     gc.collect()
     assert len(ops.prepared) == before - 1
+
+
+def test_inference_mode_edit_of_csr_tensors_is_seen():
+    """Inference tensors have no version counter: an in-place edit of the column indices inside
+    inference mode used to be missed (the old structure was used, a silently wrong product)."""
+    torch = pytest.importorskip("torch")
+    with torch.inference_mode():
+        crow, col = torch.tensor([0, 1, 2]), torch.tensor([0, 1])
+        A = ops.CsrTensors(crow, col, torch.tensor([1.0, 1.0]), (2, 2))
+        X = torch.tensor([[1.0], [10.0]])
+        assert ops.spmm(A, X).ravel().tolist() == [1.0, 10.0]
+        col.copy_(torch.tensor([1, 0]))
+        assert ops.spmm(A, X).ravel().tolist() == [10.0, 1.0]
+
+
+@pytest.mark.parametrize("parts,message", [
+    ("numpy", "crow_indices must be a torch tensor, got ndarray"),
+    ("float-shape", "shape must be two ints (rows, cols), got (2.7, 2.9)"),
+])
+def test_malformed_csr_tensors_are_refused(parts, message):
+    torch = pytest.importorskip("torch")
+    if parts == "numpy":
+        A = ops.CsrTensors(np.array([0, 1, 2]), np.array([0, 1]), np.array([1.0, 2.0], np.float32), (2, 2))
+    else:
+        A = ops.CsrTensors(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2.7, 2.9))
+    with pytest.raises(sparsetir.ArgumentError, match=re.escape(message)):
+        ops.spmm(A, torch.ones(2, 3))
+
+
+def test_bsr_with_an_empty_block_size_is_refused():
+    B = sp.bsr_matrix(np.eye(4, dtype=np.float32), blocksize=(2, 2))
+    B.data = np.zeros((B.data.shape[0], 0, 2), np.float32)
+    with pytest.raises(ValueError, match=re.escape("bsr_spmm: A: block size (0, 2) must be positive")):
+        ops.bsr_spmm(B, np.ones((4, 3), np.float32))

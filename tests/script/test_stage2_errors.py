@@ -105,6 +105,8 @@ CASES = [
      "is a list of [boundaries handle, chunk count parameter, extent] triples, got 5", '"sparsetir.partitions"'),
     ("reserved-attr", '"tir.noalias": True', '"tir.noalias": True, "sparsetir.axes": []',
      '"sparsetir.axes" is not an attribute a script sets', '"sparsetir.axes"'),
+    ("divisor-simplifies-to-zero", "for i in range(m):", "for i in range(m // (m - m)):",
+     "integer division by zero: the right operand of '//' is always 0", "m - m)"),
     ("iterator-unsigned-domain", "m: T.int32, n: T.int32", "m: T.uint8, n: T.int32",
      "iterator 'vi': its domain is uint8; an iterator is a signed integer", "vi = T.axis"),
     ("buffer-axis-between", 'A = T.match_sparse_buffer(a, (I, J), "float32")',
