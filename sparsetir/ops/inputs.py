@@ -237,8 +237,10 @@ def _fingerprint(A: Any) -> tuple[tuple, tuple]:
         last = arrays[1].item(-1)
     except (AttributeError, IndexError, TypeError, ValueError):  # no or an empty indptr: refused when prepared
         last = None
+    # SciPy's in-place A.sort_indices() reorders indices and data without a new array or a new
+    # count; it sets the matrix's sorted flag (kept in _has_sorted_indices), which is read here.
     return (id(arrays[0]), id(arrays[1]), id(arrays[2]), last, repr(getattr(A, "shape", None)),
-            repr(getattr(A, "blocksize", None))), arrays
+            repr(getattr(A, "blocksize", None)), getattr(A, "_has_sorted_indices", None)), arrays
 
 
 def _is_torch_csr(A: Any) -> bool:

@@ -203,3 +203,14 @@ def test_bsr_with_an_empty_block_size_is_refused():
     B.data = np.zeros((B.data.shape[0], 0, 2), np.float32)
     with pytest.raises(ValueError, match=re.escape("bsr_spmm: A: block size (0, 2) must be positive")):
         ops.bsr_spmm(B, np.ones((4, 3), np.float32))
+
+
+def test_scipy_sort_indices_in_place_is_seen():
+    """A.sort_indices() reorders an unsorted matrix's indices and values in place; the prepared
+    (old) column order paired with the new values once gave a product of neither matrix."""
+    A = sp.csr_matrix((np.array([1.0, 2.0, 3.0], np.float32), np.array([1, 0, 2]), np.array([0, 2, 3])), shape=(2, 3))
+    X = np.array([[10.0], [100.0], [1000.0]], np.float32)
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X)
+    A.sort_indices()
+    np.testing.assert_allclose(ops.spmm(A, X), A @ X)
+    np.testing.assert_allclose(ops.sddmm(A, X[:2], X).toarray(), A.multiply(X[:2] @ X.T).toarray())
