@@ -23,6 +23,7 @@ its values summed into the new layout on each call instead, an O(nnz) pass.)
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -105,6 +106,8 @@ def _checked(what: str, f: SpmmFormat) -> SpmmFormat:
         ok = widths and all(isinstance(w, int) and not isinstance(w, bool) and w > 0 and w & (w - 1) == 0 for w in widths)
         if not ok or list(widths) != sorted(set(widths)) or (f.name == "ell" and len(widths) != 1):
             fail(what, f"{f.name} needs increasing power-of-two widths{' (one)' if f.name == 'ell' else ''}, got {f.widths!r}")
+        if widths != f.widths:  # a list given: the format is a cache key, so hashable
+            return dataclasses.replace(f, widths=widths)
     return f
 
 

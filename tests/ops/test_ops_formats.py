@@ -156,3 +156,12 @@ def test_gradients_through_a_format_equal_csr_ones():
         grads[fmt] = X.grad.clone()
     torch.testing.assert_close(grads["bsr"], grads["csr"])
     torch.testing.assert_close(grads["hyb"], grads["csr"])
+
+
+def test_bucket_widths_may_be_a_list():
+    """SpmmFormat(widths=[...]) is read as the tuple it stands for (the format keys the kernel
+    cache, and a list made the lookup fail with TypeError: unhashable)."""
+    A = sp.random(30, 25, 0.2, format="csr", dtype=np.float64, random_state=1)
+    X = np.random.default_rng(0).standard_normal((25, 6))
+    for fmt in (ops.SpmmFormat("ell", widths=[4]), ops.SpmmFormat("hyb", widths=[1, 2, 4])):
+        np.testing.assert_allclose(ops.spmm(A, X, format=fmt), A @ X, rtol=1e-12, atol=1e-12)
