@@ -104,16 +104,11 @@ _EXACT: dict[type, Callable[[int, int], int]] = {
     ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y}
 
 
-def _int_range(dtype: str) -> tuple[int, int]:
-    """The values of integer type ``dtype`` (``int8`` ... ``uint64``)."""
-    bits = int(dtype.removeprefix("u").removeprefix("int"))
-    return (0, (1 << bits) - 1) if dtype.startswith("u") else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-
-
-def _simplifies_to_zero(expr: Expr) -> bool:
-    """Whether TVM's simplifier, as the build will run it, reduces ``expr`` to 0 (``j - j``)."""
-    if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
-        return False
+def _always_zero(expr: Expr) -> bool:
+    """Whether ``expr`` is 0, or TVM's simplifier, as the build will run it, reduces it to 0
+    (``2 * 3 - 6``, ``j - j``)."""
+    if isinstance(expr, tirx.IntImm):
+        return int(expr.value) == 0
     try:
         folded = tvm.sym.Analyzer().simplify(expr)
     except (ValueError, RuntimeError, TypeError):
@@ -397,14 +392,14 @@ class ExprParser:
             self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
         if op in (ast.FloorDiv, ast.Mod) and not is_int_dtype(dtype):
             self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype}", VerifyError)
-        if op in (ast.FloorDiv, ast.Mod) and (constant_value(b) == 0 or _simplifies_to_zero(b)):
+        if op in (ast.FloorDiv, ast.Mod) and _always_zero(b):
             self.source.fail(node.right, f"integer division by zero: the right operand of '{symbol}' is always 0", VerifyError)
         if dtype == "bool":
             self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
         if is_int_dtype(dtype) and op in _EXACT:
             x, y = constant_value(a), constant_value(b)
             if x is not None and y is not None:
-                exact, (low, high) = _EXACT[op](int(x), int(y)), _int_range(dtype)
+                exact, (low, high) = _EXACT[op](int(x), int(y)), int_range(dtype)
                 if not low <= exact <= high:
                     self.source.fail(node, f"{x} {symbol} {y} is {exact}, which does not fit in {dtype} "
                                            f"({low} to {high})", VerifyError)

@@ -102,7 +102,7 @@ class Source:
         return line, first_col[line]
 
     @functools.cached_property
-    def _line_list(self) -> list[str]:
+    def _lines(self) -> list[str]:
         """The text's lines as Python's tokenizer counts them: broken at ``\n``, ``\r\n`` and
         ``\r`` only (``str.splitlines`` also breaks at form feeds and U+2028, which Python does not)."""
         return _LINE_BREAK.split(self.text)
@@ -112,18 +112,15 @@ class Source:
         """UTF-8 bytes of the lines met so far by line number, ``b""`` for an ASCII line (``_column``)."""
         return {}
 
-    def _lines(self) -> list[str]:
-        return self._line_list
-
     def _line_text(self, line: int) -> Optional[str]:
-        lines = self._lines()
+        lines = self._lines
         if 1 <= line <= len(lines):
             return " " * self.col_offset + lines[line - 1]
         return None
 
     def _column(self, line: int, byte_offset: int) -> int:
         """The 0-based character column of ``ast``'s ``byte_offset`` (UTF-8 bytes) on ``line``."""
-        lines = self._lines()
+        lines = self._lines
         if not 1 <= line <= len(lines):
             return byte_offset
         encoded = self._encoded.get(line)
