@@ -8,17 +8,20 @@ become the structure checks the kernel runs on its arguments.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 from ._tvm import tirx
+from .default_build import build_default
 from .errors import LoweringError, SparseTIRError
 from .ir.function import SparseFunction
-from .ir.stage2 import AXES_ATTR, PARTITIONS_ATTR, SEARCHED_ATTR, Stage2Function
+from .ir.stage2 import AXES_ATTR, SEARCHED_ATTR, Stage2Function, partitions_of
 from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
 from .runtime.kernel import Kernel
+from .runtime.specialized import SpecializedKernel
 from .runtime.target import TargetLike, as_target, is_gpu
+from .schedule.default import is_scheduled
 from .schedule.gpu_default import default_gpu_schedule
 from .ir import structural_equal, structural_hash
 from .transforms import pipeline
@@ -31,13 +34,22 @@ def build(
     name: Optional[str] = None,
     constraints: Optional[Sequence[Constraint]] = None,
     cache: Optional[KernelCache] = None,
-) -> Kernel:
+    schedule: str = "default",
+) -> Union[Kernel, SpecializedKernel]:
     """Lower what is left of ``func`` and compile it for ``target`` (``"llvm"``: the host CPU).
 
     ``func`` is a stage-I ``SparseFunction``, a ``Stage2Function`` (or a stage-II ``PrimFunc``
     carrying its metadata, as ``sch.mod["main"]``), a ``sparsetir.Schedule`` (its current
     program), or a stage-III ``PrimFunc``. A stage-III function has no sparse axes left, so its
     structure checks come from ``constraints`` (none by default).
+
+    A program nobody scheduled (stage I, or stage II with only serial loops and no row
+    partition) gets the default CPU schedule (``schedule/default``): rows in nnz-balanced
+    parallel chunks, feature axes register-tiled and vectorized. Its width parameters (the
+    extents of innermost dense axes, such as ``feat``) are then specialized per call value: the
+    kernel (a ``SpecializedKernel``) compiles a variant for each width it is called with.
+    ``schedule="none"`` builds the program as written (serial loops); a GPU target has its own
+    default (``schedule/gpu_default.py``).
 
     The result is cached by the program's structure: building the same program again is
     instant. Shapes and nnz stay symbolic, so one kernel serves every matrix.
@@ -48,9 +60,24 @@ def build(
             "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
             f"tvm.tirx.PrimFunc, got {type(func).__name__}"
         )
+    if schedule not in ("default", "none"):
+        raise ValueError(f"schedule must be 'default' or 'none', got {schedule!r}")
+    if schedule == "default" and constraints is None and _takes_default(func, target):
+        make = lambda: build_default(func, target, name, cache)  # noqa: E731
+        if cache is not None:
+            return make()
+        return _built.get(func, target, (name, "default"), make)
     if constraints is not None or cache is not None:
         return _build(func, target, name, constraints, cache)
     return _built.get(func, target, name, lambda: _build(func, target, name, None, None))
+
+
+def _takes_default(func: Any, target: TargetLike) -> bool:
+    """Whether ``build`` gives ``func`` the default CPU schedule: a CPU target, and a program at
+    stage I or an unscheduled stage II."""
+    if isinstance(func, tirx.PrimFunc) or is_gpu(as_target(target)):
+        return False
+    return not is_scheduled(func)
 
 
 def _build(func: Any, target: TargetLike, name: Optional[str], constraints: Optional[Sequence[Constraint]],
@@ -89,7 +116,7 @@ class _Built:
         self._entries: dict[tuple, list[tuple[Any, Kernel]]] = {}
         self._lock = threading.Lock()
 
-    def get(self, func: Any, target: TargetLike, name: Optional[str], make: Callable[[], Kernel]) -> Kernel:
+    def get(self, func: Any, target: TargetLike, name: Any, make: Callable[[], Any]) -> Any:
         """The kernel built from ``func`` for ``target``, made by ``make`` on a miss."""
         target_key = target if isinstance(target, str) else str(as_target(target))
         key = (structural_hash(func), _param_names(func), target_key, name)
@@ -129,12 +156,9 @@ def constraints_of(func: Stage2Function) -> list[Constraint]:
 
 def _partition_checks(func: Stage2Function) -> list[Constraint]:
     """Row-partition boundaries (``partition_rows``) are checked like an indptr over the chunks."""
-    attrs = func.prim.attrs
-    if attrs is None or PARTITIONS_ATTR not in attrs:
-        return []
     scalars = {str(p.name): p for p in func.prim.params if not isinstance(p.ty, tirx.BufferType)}
     checks: list[Constraint] = []
-    for parts, count, extent in ([str(x) for x in entry] for entry in attrs[PARTITIONS_ATTR]):
+    for parts, count, extent, _ in partitions_of(func.prim.attrs):
         end = int(extent) if extent.isdigit() else scalars[extent]
         checks.append(IndptrConstraint(array=parts, axis=f"partition {parts}", rows=(scalars[count],), nnz=end))
     return checks

@@ -45,10 +45,23 @@ def test_one_build_serves_cora_pubmed_and_a_random_matrix():
 
 def test_second_build_of_the_same_script_is_a_cache_hit():
     cache = KernelCache(disk=None)
-    sparsetir.build(csr_spmm(), cache=cache)
+    sparsetir.build(csr_spmm(), cache=cache, schedule="none")
     again = sparsetir.parse((WORKLOADS / "csr_spmm.py").read_text())  # a fresh parse, equal program
-    sparsetir.build(again, cache=cache)
+    sparsetir.build(again, cache=cache, schedule="none")
     assert (cache.compilations, cache.hits) == (1, 1)
+
+
+def test_default_schedule_compiles_a_variant_per_width_once():
+    cache = KernelCache(disk=None)
+    a = random_csr(np.random.default_rng(1), 50, 40, 0.1)
+    for width in (16, 24, 16):
+        kernel = sparsetir.build(sparsetir.parse((WORKLOADS / "csr_spmm.py").read_text()), cache=cache)
+        x = np.ones((40, width), np.float32)
+        c = np.zeros((50, width), np.float32)
+        kernel(**spmm_args(a, x, c))
+        np.testing.assert_allclose(c, a @ x, rtol=1e-5, atol=1e-5)
+    # one compilation per width: the third build's variant for 16 is the first one's, from the cache
+    assert cache.compilations == 2
 
 
 @pytest.mark.parametrize("stage", ["I", "II", "II-prim", "III"])

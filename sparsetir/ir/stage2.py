@@ -11,7 +11,7 @@ parameters (definitions) before the metadata that refers to them.
 from __future__ import annotations
 
 import keyword
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from .._tvm import Expr, Object, Span, Var, field, py_class, tirx
 from .axis import Axis
@@ -24,8 +24,27 @@ PARAMS_ATTR = "sparsetir.param_names"
 SPANS_ATTR = "sparsetir.spans"
 #: names of the sparse axes whose coordinates the kernel binary-searches (they must be sorted)
 SEARCHED_ATTR = "sparsetir.searched_axes"
-#: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``
+#: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``, and a
+#: fourth entry when the boundaries balance the row lengths of an indptr parameter (its name)
 PARTITIONS_ATTR = "sparsetir.partitions"
+
+
+class Partition(NamedTuple):
+    """One ``partition_rows`` entry of ``PARTITIONS_ATTR``: the boundaries' parameter, the chunk
+    count's, the extent of the partitioned loop (a number or a scalar parameter) and the indptr
+    parameter whose row lengths the boundaries balance (None: rows weigh the same)."""
+
+    parts: str
+    count: str
+    extent: str
+    weights: Optional[str] = None
+
+
+def partitions_of(attrs: Any) -> list[Partition]:
+    """The ``partition_rows`` entries of a function's attributes."""
+    if attrs is None or PARTITIONS_ATTR not in attrs:
+        return []
+    return [Partition(*(str(x) for x in entry)) for entry in attrs[PARTITIONS_ATTR]]
 
 
 def func_attr_problem(key: str, value: Any, handles: set, scalars: set) -> Optional[str]:
@@ -50,13 +69,16 @@ def func_attr_problem(key: str, value: Any, handles: set, scalars: set) -> Optio
         ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
         return None if ok else f'"{key}" is a list of axis names, got {value!r}'
     if key == PARTITIONS_ATTR:
-        shape = f'"{key}" is a list of [boundaries handle, chunk count parameter, extent] triples'
+        shape = (f'"{key}" is a list of [boundaries handle, chunk count parameter, extent] triples '
+                 '(and optionally the indptr handle the boundaries balance)')
         if not isinstance(value, list):
             return f"{shape}, got {value!r}"
         for entry in value:
-            if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(x, (str, int)) for x in entry)):
+            if not (isinstance(entry, list) and len(entry) in (3, 4) and all(isinstance(x, (str, int)) for x in entry)):
                 return f"{shape}, got the entry {entry!r}"
-            parts, count, extent = (str(x) for x in entry)
+            parts, count, extent = (str(x) for x in entry[:3])
+            if len(entry) == 4 and str(entry[3]) not in handles:
+                return f"{shape}: {str(entry[3])!r} is not a handle or buffer parameter"
             if parts not in handles:
                 return f"{shape}: {parts!r} is not a handle or buffer parameter"
             if count not in scalars:

@@ -22,7 +22,6 @@ non-contiguous one is copied.
 
 from __future__ import annotations
 
-import bisect
 import math
 from functools import cached_property
 import sys
@@ -34,6 +33,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..runtime.arrays import kernel_view
+from ..runtime.partition import row_partition  # noqa: F401 (re-exported)
 from ..runtime.csr_checks import as_int32, check_offsets, check_structure, check_torch_csr, fail  # noqa: F401 (re-exported)
 
 VALUE_DTYPES = ("float32", "float64")
@@ -129,25 +129,6 @@ class CsrInput:
         rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(self.indptr))
         reach = float(np.abs(cols - rows).mean()) / n
         return runs, reach
-
-
-def row_partition(indptr: np.ndarray, parts: int) -> np.ndarray:
-    """``parts + 1`` row boundaries splitting the rows into chunks of equal nonzeros + rows.
-
-    Each row costs its nonzeros plus one (its output row is written even when it is empty).
-    """
-    m = indptr.shape[0] - 1
-    total = int(indptr[-1]) + m
-    # Boundary t is the first row k whose cost so far, indptr[k] + k (increasing in k), reaches
-    # ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
-    part = np.empty(parts + 1, np.int32)
-    part[0], part[parts] = 0, m
-    low = 0
-    for t in range(1, parts):
-        goal = -(-total * t // parts)
-        low = bisect.bisect_left(range(m + 1), goal, lo=low, key=lambda k: int(indptr[k]) + k)
-        part[t] = low
-    return part
 
 
 def own_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:

@@ -55,7 +55,7 @@ class Kernel:
 
     def __call__(self, *args: Any, check: bool = True, **kwargs: Any) -> None:
         """Run the kernel; with ``check=False`` skip validation (malformed input is then undefined)."""
-        values = self._bind(args, kwargs)
+        values = bind_arguments(self, args, kwargs)
         if check:
             prepared = self._validator(values)
         else:
@@ -84,12 +84,23 @@ class Kernel:
     def __repr__(self) -> str:
         return f"Kernel({self.name}({', '.join(self.params)}) -> {self.target.kind.name})"
 
-    def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
+
+def bind_arguments(kernel: Any, args: tuple, kwargs: dict) -> list:
+    """A call's arguments in ``kernel.params`` order (all positional, or all by name, without
+    ``inspect``'s general binding: it costs more than a small kernel's run)."""
+    names = kernel.params
+    if not kwargs and len(args) == len(names):
+        return list(args)
+    if not args and len(kwargs) == len(names):
         try:
-            bound = self.__signature__.bind(*args, **kwargs)
-        except TypeError as err:
-            raise ArgumentError(f"{self.name}(): {err}") from err
-        return [bound.arguments[n] for n in self.params]
+            return [kwargs[n] for n in names]
+        except KeyError:
+            pass
+    try:
+        bound = kernel.__signature__.bind(*args, **kwargs)
+    except TypeError as err:
+        raise ArgumentError(f"{kernel.name}(): {err}") from err
+    return [bound.arguments[n] for n in names]
 
 
 def call_error(name: str, err: Exception) -> SparseTIRError:

@@ -7,7 +7,6 @@ so expressions taken from stage-I axes evaluate against stage-III arguments of t
 
 from __future__ import annotations
 
-import functools
 from typing import Callable, Mapping, Union
 
 from .._tvm import Expr, Var, tirx
@@ -39,13 +38,28 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
+#: compile_size's memo: id of the expression -> (the expression, kept alive; its closure).
+_COMPILED: dict[int, tuple[SizeLike, SizeFn]] = {}
+_COMPILED_LIMIT = 4096
+
+
 def compile_size(expr: SizeLike) -> SizeFn:
     """A closure computing the integer value of ``expr`` from scalar values by name.
 
-    Memoized by object identity (how TVM objects hash), so repeated calls with the same
-    expression object cost a dictionary lookup.
+    Memoized by object identity, so repeated calls with the same expression object cost a
+    dictionary lookup (a lookup by equality would build a TVM comparison expression per call).
     """
+    entry = _COMPILED.get(id(expr))
+    if entry is not None and entry[0] is expr:
+        return entry[1]
+    fn = _compile_size(expr)
+    if len(_COMPILED) >= _COMPILED_LIMIT:
+        _COMPILED.clear()
+    _COMPILED[id(expr)] = (expr, fn)
+    return fn
+
+
+def _compile_size(expr: SizeLike) -> SizeFn:
     if isinstance(expr, int):
         return lambda env: expr
     if isinstance(expr, tirx.IntImm):

@@ -42,15 +42,16 @@ def check_indptr(c: IndptrConstraint, arrays: Arrays, env: Env) -> None:
     name, ptr = c.array, arrays[c.array].reshape(-1)
     rows = count_value(c.rows, arrays, env)
     nnz = compile_size(c.nnz)(env) if c.nnz is not None else None
-    problem = indptr_problem(name, ptr, rows, nnz, count_text(c.rows), _equals(c.nnz, nnz) if nnz is not None else None)
-    if problem is not None:
-        _fail(name, problem)
+    if indptr_problem(name, ptr, rows, nnz) is not None:
+        # Found a problem: say it again with the sizes as the script writes them (printing
+        # them costs more than the check, so only now).
+        nnz_text = _equals(c.nnz, nnz) if nnz is not None else None
+        _fail(name, indptr_problem(name, ptr, rows, nnz, count_text(c.rows), nnz_text))
     if c.max_row_length is not None and rows:
         limit = compile_size(c.max_row_length)(env)
         lengths = ptr[1:] - ptr[:-1]
-        longer = np.flatnonzero(lengths > limit)
-        if longer.size:
-            r = int(longer[0])
+        if lengths.max() > limit:
+            r = int(np.flatnonzero(lengths > limit)[0])
             _fail(
                 name,
                 f"row {r} has {lengths[r]} entries ({name}[{r}]={ptr[r]}, {name}[{r + 1}]={ptr[r + 1]}), "
@@ -68,9 +69,8 @@ def indptr_problem(name: str, ptr: np.ndarray, rows: int, nnz: Optional[int] = N
         return f"has {ptr.size} entries, expected {rows_text or f'{rows} rows'} + 1 = {rows + 1}"
     if ptr[0] != 0:
         return f"must start at 0, got {name}[0]={ptr[0]}"
-    bad = np.flatnonzero(ptr[1:] < ptr[:-1])
-    if bad.size:
-        k = int(bad[0])
+    if ptr.size > 1 and (ptr[1:] < ptr[:-1]).any():
+        k = int(np.flatnonzero(ptr[1:] < ptr[:-1])[0])
         return f"not non-decreasing at position {k} ({name}[{k}]={ptr[k]} > {name}[{k + 1}]={ptr[k + 1]})"
     if nnz is not None and ptr[-1] != nnz:
         return f"ends at {name}[{rows}]={ptr[-1]}, expected {nnz_text or nnz}"
@@ -86,7 +86,7 @@ def check_indices(c: IndicesConstraint, arrays: Arrays, env: Env) -> None:
     if positions == 0:
         return
     length = compile_size(c.length)(env)
-    if idx.min() < 0 or idx.max() >= length:
+    if not _in_range(idx, length):
         k = int(np.flatnonzero((idx < 0) | (idx >= length))[0])
         _fail(
             name,
@@ -95,6 +95,16 @@ def check_indices(c: IndicesConstraint, arrays: Arrays, env: Env) -> None:
         )
     if c.sorted:
         _check_sorted(c, idx, arrays, env)
+
+
+def _in_range(idx: np.ndarray, length: int) -> bool:
+    """Whether every entry of the integer array ``idx`` is in ``[0, length)``: one pass over it
+    viewed as unsigned (a negative entry becomes one of the largest), where min and max take two."""
+    kind = idx.dtype.kind
+    if kind in "iu" and idx.dtype.isnative and idx.flags.c_contiguous and length > 0:
+        unsigned = idx.view(f"u{idx.dtype.itemsize}") if kind == "i" else idx
+        return int(unsigned.max()) < length
+    return not (idx.min() < 0 or idx.max() >= length)
 
 
 def _check_sorted(c: IndicesConstraint, idx: np.ndarray, arrays: Arrays, env: Env) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import weakref
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class CallValidator:
         self.signature = signature
         self.device = device
         # Index pointers first: checking coordinates uses the row boundaries.
-        self.constraints = [c for c in constraints if isinstance(c, IndptrConstraint)] + [
+        self.constraints = _merged_indptrs([c for c in constraints if isinstance(c, IndptrConstraint)]) + [
             c for c in constraints if isinstance(c, IndicesConstraint)
         ]
         self.structure_arrays = sorted(_structure_arrays(self.constraints))
@@ -44,9 +44,21 @@ class CallValidator:
         self._dim_bindings = _dim_bindings(signature)
         self._check_against_signature()
         self._checked = CheckedStructures()  # device structure arrays already checked
+        # The fast path's view of the same checks: plain tuples, numpy dtypes resolved.
+        self._fast_buffers = [(i, p.name, _numpy_dtype(p.dtype), fns, p.is_output)
+                              for i, p, fns, _ in self._buffers]
+        self._fast_scalars = [(i, p.name, int(b.min), int(b.max), p.is_size) for i, p, b in self._scalars
+                              if b is not None]
+        self._fast = device == "cpu" and len(self._fast_scalars) == len(self._scalars) \
+            and all(dtype is not None for _, _, dtype, _, _ in self._fast_buffers)
+        self._positions = {p.name: i for i, p, _, _ in self._buffers}
 
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Check ``values`` (one per parameter); return what to pass to the compiled function."""
+        if self._fast:
+            prepared = self._fast_path(values)
+            if prepared is not None:
+                return prepared
         prepared = list(values)
         env: dict[str, int] = {}
         for i, p, bounds in self._scalars:
@@ -75,6 +87,45 @@ class CallValidator:
         if self.device != "cpu":
             self._checked.remember(structure, env)
         return prepared
+
+    def _fast_path(self, values: Sequence[Any]) -> Optional[list[Any]]:
+        """The checks of ``__call__`` for the common call (integer scalars in range; contiguous,
+        aligned, writeable, non-empty numpy arrays of the right dtype and rank), at a fraction
+        of its cost; None when anything is unusual, for the general path to check (or adapt)
+        and explain. The structure checks are the general path's and raise its errors."""
+        env: dict[str, int] = {}
+        for i, name, lo, hi, is_size in self._fast_scalars:
+            v = values[i]
+            if type(v) is not int or not lo <= v <= hi or (is_size and v < 0):
+                return None
+            env[name] = v
+        for i, _, dtype, fns, _ in self._fast_buffers:
+            a = values[i]
+            if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != len(fns) or not a.size:
+                return None
+            flags = a.flags
+            if not (flags.c_contiguous and flags.aligned and flags.writeable):
+                return None
+        for array, dim, var in self._dim_bindings:
+            env.setdefault(var, values[self._positions[array]].shape[dim])
+        for i, _, _, fns, _ in self._fast_buffers:
+            shape = values[i].shape
+            for d, fn in enumerate(fns):
+                if fn(env) != shape[d]:
+                    return None
+        for i, _, _, _, is_output in self._fast_buffers:
+            if is_output:
+                out = values[i]
+                for j, _, _, _, _ in self._fast_buffers:
+                    if j != i and np.may_share_memory(out, values[j]):
+                        return None
+        hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
+        for c in self.constraints:
+            if isinstance(c, IndptrConstraint):
+                check_indptr(c, hosts, env)
+            else:
+                check_indices(c, hosts, env)
+        return list(values)
 
     def _array(self, p: BufferParam, value: Any) -> ArrayInfo:
         if not is_array(value):
@@ -138,6 +189,35 @@ class CallValidator:
                 raise LoweringError(
                     f"{where} uses {', '.join(sorted(missing))}, which no integer argument provides"
                 )
+
+
+def _numpy_dtype(name: str) -> Optional[np.dtype]:
+    """NumPy's dtype called ``name`` (None for one NumPy lacks, such as bfloat16)."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return None
+
+
+def _merged_indptrs(constraints: list[IndptrConstraint]) -> list[IndptrConstraint]:
+    """The indptr constraints with those on one array over the same rows and nnz checked once
+    (a sparse axis and its dense twin share their indptr): the one that also bounds the row
+    length stands for one that does not."""
+    kept: list[IndptrConstraint] = []
+    for c in constraints:
+        twin = next((i for i, k in enumerate(kept) if k.array == c.array and _same(k.rows, c.rows)
+                     and _same(k.nnz, c.nnz) and (k.max_row_length is None or c.max_row_length is None)), None)
+        if twin is None:
+            kept.append(c)
+        elif kept[twin].max_row_length is None:
+            kept[twin] = c
+    return kept
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two sizes (expressions, numbers, tuples of them, or None) are the same."""
+    return size_text(a) == size_text(b) if not isinstance(a, tuple) else (
+        isinstance(b, tuple) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b)))
 
 
 def prepare_unchecked(signature: Signature, values: Sequence[Any]) -> list[Any]:
@@ -308,6 +388,8 @@ def _int_range(p: ScalarParam) -> Any:
 def _scalar_value(value: Any, p: ScalarParam, bounds: Any) -> Any:
     """``value`` as a Python number of ``p``'s kind, or ``ArgumentError``."""
     if bounds is not None:
+        if type(value) is int and bounds.min <= value <= bounds.max and (value >= 0 or not p.is_size):
+            return value  # the common case, checked without the general path below
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             _fail(p.name, f"expected an integer ({p.dtype}), got {type(value).__name__} {value!r}")
         number = int(value)

@@ -33,7 +33,7 @@ from .guards import check_after, check_before
 from .handles import decode, encode
 from .history import History, Step
 from .stage1 import STAGE1_PRIMITIVES, find_iteration, iteration_names
-from .thread_binding import bind_independent, refused_for_dataflow
+from .thread_binding import bind_independent, independent_iterations, parallel_independent, refused_for_dataflow
 from .tvm_primitives import QUERIES, TRANSFORMS, bind_arguments, call_with
 
 STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
@@ -137,25 +137,59 @@ class Schedule:
 
     # -- stage II: sparse-aware primitives ------------------------------------------------
 
-    def partition_rows(self, block: str, parts: str = "part", count: str = "P") -> None:
+    def partition_rows(self, block: str, parts: str = "part", count: str = "P", parallel: bool = False,
+                       weights: Optional[str] = None) -> None:
         """Run the loop above ``block`` as ``count`` chunks ``parts[t]:parts[t+1]`` given at call time.
 
         The kernel gains two parameters, the int32 array ``parts`` (``count + 1`` boundaries,
         checked like an indptr when the kernel is called) and the int32 scalar ``count``; chunks
         with equal numbers of nonzeros balance a parallel loop over them
-        (``sparsetir.ops.row_partition`` computes such boundaries). This is a new program for
-        TVM: handles taken before this step are not valid after it.
+        (``sparsetir.runtime.partition.row_partition`` computes such boundaries). A second
+        partition of the same rows may reuse both parameters (same names), or share only ``count``.
+
+        ``parallel=True`` makes the chunk loop parallel once the iterations of the row loop are
+        proven to touch disjoint elements (``thread_binding.independent_iterations``), which TVM's
+        own ``parallel`` cannot show for a row block that initialises what it then reduces into.
+        ``weights`` names the indptr parameter whose row lengths the boundaries balance (kept in
+        the function, for a caller that computes them, such as a default-scheduled kernel).
+        This is a new program for TVM: handles taken before this step are not valid after it.
         """
         self._require_stage(2, "partition_rows")
-        args = {"block": block, "parts": parts, "count": count}
+        args: dict[str, Any] = {"block": block, "parts": parts, "count": count}
+        if parallel:
+            args["parallel"] = True
+        if weights is not None:
+            args["weights"] = weights
         try:
-            new = partition_rows(self.func, block, parts, count)
+            if parallel:
+                self._prove_rows_independent(block)
+            new = partition_rows(self.func, block, parts, count, parallel=parallel, weights=weights)
             tvm_sch = _tvm_schedule(new.func)
             script = check_stage2(Stage2Function.from_func(tvm_sch.mod["main"]), self.round_trip)
         except Exception as err:
             raise _refusal("partition_rows", err) from err
         self._tvm = tvm_sch
         self._record("partition_rows", args, script)
+
+    def _prove_rows_independent(self, block: str) -> None:
+        """Refuse unless the row loop ``partition_rows`` would split above ``block`` has
+        independent iterations (chunks of such rows may then run at once)."""
+        loops = self._tvm.get_loops(self._tvm.get_sblock(block))
+        row = next((lp for lp in loops if not _unit_loop(self._tvm.get(lp))), loops[-1] if loops else None)
+        if row is None:
+            raise ScheduleError(f"block '{block}' has no loop above it")
+        reason = independent_iterations(self._tvm, row, self._nested_buffers(), heads_kernel=False)
+        if reason is not None:
+            raise ScheduleError(f"cannot run the chunks in parallel: {reason}")
+
+    def fork(self) -> "Schedule":
+        """An independent copy of this schedule (program and history): steps applied to one do
+        not change the other, so a sequence of steps can be tried and dropped."""
+        other = copy.copy(self)
+        if self._tvm is not None:
+            other._tvm = self._tvm.copy()
+        other.history = History(self.history.initial_script, list(self.history.steps), self.history.stage)
+        return other
 
     # -- stages II and III: TVM's primitives -----------------------------------------------
 
@@ -205,15 +239,19 @@ class Schedule:
         return result
 
     def _call_tvm(self, name: str, arguments: dict[str, Any]) -> Any:
-        """TVM's primitive; a ``bind`` TVM refuses only for its dataflow rule is bound by
-        sparsetir when it can prove the loop's iterations independent (``thread_binding.py``)."""
+        """TVM's primitive; a ``bind`` or ``parallel`` TVM refuses only for its dataflow rule is
+        applied by sparsetir when it can prove the loop's iterations independent
+        (``thread_binding.py``)."""
         try:
             return call_with(getattr(self._tvm, name), arguments)
         except TVMScheduleError as err:
-            if name != "bind" or not refused_for_dataflow(err):
+            if name not in ("bind", "parallel") or not refused_for_dataflow(err):
                 raise
             try:
-                bind_independent(self._tvm, arguments["loop"], arguments["thread_axis"], self._nested_buffers())
+                if name == "bind":
+                    bind_independent(self._tvm, arguments["loop"], arguments["thread_axis"], self._nested_buffers())
+                else:
+                    parallel_independent(self._tvm, arguments["loop"], self._nested_buffers())
             except ScheduleError as ours:
                 raise ScheduleError(f"refused by TVM (its subtree is not compact dataflow), and {ours}") from err
             return None
@@ -291,6 +329,10 @@ def _start(func: Any) -> tuple[int, Optional[SparseFunction], Optional[TVMSchedu
     if stage == 1:
         return 1, func, None
     return stage, None, _tvm_schedule(func.func if isinstance(func, Stage2Function) else func)
+
+
+def _unit_loop(loop: Any) -> bool:
+    return isinstance(loop.extent, tirx.IntImm) and int(loop.extent.value) == 1
 
 
 def _tvm_schedule(func: tirx.PrimFunc) -> TVMSchedule:

@@ -1,4 +1,5 @@
-"""Binding a loop to GPU threads where TVM's own check is stricter than it needs to be.
+"""Binding a loop to GPU threads, or running it in parallel on the CPU, where TVM's own check
+is stricter than it needs to be.
 
 TVM's ``bind`` requires the loop's subtree to have "compact dataflow": every block in it must
 be a complete block (it reads nothing it writes) or a reduction block with a ``T.init``. Sparse
@@ -25,6 +26,9 @@ binds the loop itself after proving what makes the binding safe (``independent_i
 3. **Atomic accumulations** (``lower_atomic_updates``: ``tirx.cuda.atomic_add`` of an element)
    may collide: a buffer accessed under the loop by atomic adds only is safe whatever its
    indices.
+
+``parallel`` on the CPU does the same after proving conditions 2 and 3 (a parallel loop may sit
+below other statements: they still run once).
 
 Binding then changes only the loop's kind (``ForKind.THREAD_BINDING`` with the thread's
 ``IterVar``, as TVM's ``bind`` writes it) through the schedule's state, so every handle stays
@@ -66,13 +70,28 @@ def bind_independent(sch: Schedule, loop: Any, thread: str, nested: Sequence[str
     sch.state.replace(sch.get_sref(loop), bound)
 
 
-def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = ()) -> Optional[str]:
-    """None when ``loop`` may run its iterations on different threads (module docs), else why not."""
+def parallel_independent(sch: Schedule, loop: Any, nested: Sequence[str] = ()) -> None:
+    """Make ``loop`` a CPU ``parallel`` loop after proving its iterations independent (the
+    module docs' condition 2 and 3: unlike a GPU binding, it may sit below other statements)."""
+    reason = independent_iterations(sch, loop, nested, heads_kernel=False)
+    if reason is not None:
+        raise ScheduleError(reason)
+    node = sch.get(loop)
+    parallel = tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.PARALLEL, node.body, None,
+                        node.annotations, node.step, node.span)
+    sch.state.replace(sch.get_sref(loop), parallel)
+
+
+def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (), heads_kernel: bool = True) -> Optional[str]:
+    """None when ``loop`` may run its iterations on different threads (module docs), else why not.
+
+    ``heads_kernel=False`` drops condition 1: a CPU ``parallel`` loop may sit anywhere, since
+    the statements around it still run once."""
     node = sch.get(loop)
     name = node.loop_var.name
     if node.kind != tirx.ForKind.SERIAL or not _is_zero(node.min):
         return f"loop '{name}' is not a serial loop from 0"
-    if not _heads_a_kernel(sch.mod["main"].body, node):
+    if heads_kernel and not _heads_a_kernel(sch.mod["main"].body, node):
         return (f"loop '{name}' does not start a kernel's loop nest: other statements run beside it inside the "
                 "kernel, once per thread")
     if isinstance(node.extent, tirx.IntImm) and int(node.extent.value) == 1:
@@ -266,4 +285,4 @@ def _start_of(var: Var, inner: list[tuple[Var, Any]]) -> Any:
     return var
 
 
-__all__ = ["bind_independent", "independent_iterations", "refused_for_dataflow"]
+__all__ = ["bind_independent", "independent_iterations", "parallel_independent", "refused_for_dataflow"]

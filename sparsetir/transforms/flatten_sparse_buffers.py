@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
-from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, PARTITIONS_ATTR, Stage2Buffer, Stage2Function
+from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, Stage2Buffer, Stage2Function, partitions_of
 
 if TYPE_CHECKING:
     from .guard_accesses import ValueRange
@@ -137,13 +137,11 @@ class _Flatten:
                 if meta.role == INDICES and axis.is_sparse and axis.indices.same_as(meta.buffer):
                     values[new] = ValueRange(_zero(axis.length), axis.length - 1)
                     break
-        attrs = self.f2.prim.attrs
-        if attrs is not None and PARTITIONS_ATTR in attrs:
-            by_name = {str(p.name): p for p in self.f2.prim.params}
-            for parts, _, extent in ([str(x) for x in entry] for entry in attrs[PARTITIONS_ATTR]):
-                end = tirx.const(int(extent), "int32") if extent.isdigit() else by_name.get(extent)
-                if parts in by_name and end is not None:
-                    values[by_name[parts]] = ValueRange(_zero(end), end)
+        by_name = {str(p.name): p for p in self.f2.prim.params}
+        for parts, _, extent, _ in partitions_of(self.f2.prim.attrs):
+            end = tirx.const(int(extent), "int32") if extent.isdigit() else by_name.get(extent)
+            if parts in by_name and end is not None:
+                values[by_name[parts]] = ValueRange(_zero(end), end)
         return values
 
     def _meta_of(self, var: Any) -> Optional[Stage2Buffer]:

@@ -1,0 +1,98 @@
+"""``sparsetir.build`` of a program nobody scheduled, for the CPU: the default schedule.
+
+The script's width parameters (``schedule/default/widths.py``) are specialized per call value,
+each variant scheduled by the default rules (``schedule/default``) and compiled on its first
+call; the kernel returned (``runtime.specialized.SpecializedKernel``) checks the script's
+arguments, computes the row partitions the variant needs and runs it. A program without
+widths has one variant, compiled here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ._tvm import tvm
+from .errors import SparseTIRError
+from .ir.function import SparseFunction
+from .ir.stage2 import Stage2Function, partitions_of
+from .runtime.cache import KernelCache
+from .runtime.signature import signature_of
+from .runtime.specialized import Partition, SpecializedKernel, Variant
+from .runtime.target import TargetLike, as_target, host_target, num_threads
+from .runtime.validate import CallValidator
+from .schedule.default import Choices, DefaultSchedule, default_schedule
+from .schedule.default.widths import width_params
+from .transforms import pipeline
+
+
+def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Optional[KernelCache],
+                  choices: Choices = Choices()) -> SpecializedKernel:
+    """The kernel of ``func`` (stage I, or an unscheduled stage II) under the default CPU schedule."""
+    from .driver import _build, constraints_of
+
+    stage2 = pipeline.lower(func, until=pipeline.STAGE_II) if isinstance(func, SparseFunction) else func
+    stage3 = pipeline.lower(stage2)
+    symbol = name or pipeline.function_name(stage3) or "main"
+    signature = signature_of(stage3, symbol)
+    validator = CallValidator(signature, constraints_of(stage2), device="cpu")
+    widths = width_params(func) if isinstance(func, SparseFunction) else []
+    user_target = as_target(target)
+
+    def make(values: Optional[dict[str, int]]) -> Variant:
+        program = func.specialize(values) if values else func
+        scheduled = default_schedule(program, choices)
+        variant_target = _with_options(user_target, target, scheduled)
+        kernel = _build(scheduled.schedule.func, variant_target, symbol, [], cache)
+        return _variant(kernel, scheduled.schedule.func, signature.names, widths)
+
+    kernel = SpecializedKernel(signature, validator, widths, make, num_threads)
+    if not widths:
+        kernel.generic  # one variant: compile it now, as build always did
+    return kernel
+
+
+def schedule_of(func: Any, choices: Choices = Choices(), **widths: int) -> DefaultSchedule:
+    """The default schedule ``build`` gives ``func`` for these width values (none: the generic one)."""
+    program = func.specialize(widths) if widths else func
+    return default_schedule(program, choices)
+
+
+def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: DefaultSchedule) -> "tvm.target.Target":
+    """The host target with the options the schedule's code needs (reassociation for dot
+    products), unless the caller named a target of their own."""
+    if scheduled.target_options and (given == "llvm" or str(target) == str(host_target())):
+        return host_target(**scheduled.target_options)
+    return target
+
+
+def _variant(kernel: Any, f2: Stage2Function, names: list[str], widths: list[str]) -> Variant:
+    """Where each argument of the compiled ``kernel`` comes from, for a call with ``names``."""
+    position = {n: i for i, n in enumerate(names)}
+    params = kernel.params
+    sources = tuple(position.get(p) for p in params)
+    stage2_names = {str(p.name): n for p, n in zip(f2.prim.params, f2.param_names)}
+    partitions = []
+    counted: set[str] = set()
+    weights_at = None
+    for entry in partitions_of(f2.prim.attrs):
+        if entry.parts not in params:
+            raise SparseTIRError(f"the default schedule of {kernel.name} partitions rows by '{entry.parts}', "
+                                 "which the compiled kernel does not take")
+        rows = _rows(entry.extent, position)
+        weights = position.get(stage2_names.get(entry.weights, entry.weights)) if entry.weights else None
+        if weights is not None and weights_at is None:
+            weights_at = weights
+        count = params.index(entry.count) if entry.count not in counted else None
+        counted.add(entry.count)
+        dtype = next(p.dtype for p in kernel.signature.params if p.name == entry.parts)
+        partitions.append(Partition(params.index(entry.parts), count, rows, weights, dtype))
+    work = (weights_at,) + tuple(position[w] for w in widths) if weights_at is not None else ()
+    return Variant(kernel, sources, tuple(partitions), work)
+
+
+def _rows(extent: str, position: dict[str, int]) -> Any:
+    if extent.isdigit():
+        rows = int(extent)
+        return lambda prepared: rows
+    at = position[extent]
+    return lambda prepared: int(prepared[at])

@@ -1,0 +1,234 @@
+"""A kernel that compiles a variant of itself per value of its width parameters.
+
+The default schedule (``schedule/default``) needs constant extents to tile and vectorize a
+feature axis, but a script's feature width is usually a parameter (``feat: T.int32``). So the
+kernel ``build`` returns for such a script takes the script's own arguments, checks them once,
+and runs a *variant*: the program specialized to the call's widths, scheduled and compiled on
+the first call with those values, and kept (in memory here, on disk by the build cache). A
+variant may also take arguments the script has not: the boundaries of its row partitions,
+computed here from the call's ``indptr`` (equal nonzeros per thread, O(threads * log rows)).
+
+A call whose widths are unusual (not positive, or more distinct values than
+``MAX_VARIANTS``) runs the *generic* variant: the same schedule without specialized widths.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..errors import ArgumentError
+from .kernel import Kernel, bind_arguments, call_error
+from .parallel import launcher
+from .partition import row_partition, uniform_partition
+from .signature import Signature
+from .validate import CallValidator, prepare_unchecked
+
+#: Distinct width values a kernel compiles a variant for; calls with others run the generic one.
+MAX_VARIANTS = 16
+#: Widths from 1 up to this are specialized (larger ones run the generic variant).
+MAX_WIDTH = 1 << 16
+#: Work (rows and nonzeros times the widths) under which a variant runs on the calling thread
+#: alone: a parallel launch costs ~2 us when the other cores are idle (``sparsetir.ops`` uses
+#: the same bound).
+SERIAL_WORK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Partition:
+    """How a variant's row-partition arguments are computed from a call's arguments."""
+
+    parts: int  # the variant's parameter for the boundaries
+    count: Optional[int]  # the variant's parameter for the chunk count (None: shared, set by another)
+    rows: Callable[[list], int]  # the partitioned loop's extent, from the prepared arguments
+    weights: Optional[int]  # the script's indptr parameter whose rows the chunks balance
+    dtype: str = "int32"  # the boundaries' element type (the partitioned loop's index type)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compiled variant: its kernel and where each of its arguments comes from."""
+
+    kernel: Kernel
+    #: per parameter of the variant: the index of the script's argument it takes, or None for
+    #: an argument computed here (a partition's boundaries or chunk count)
+    sources: tuple[Optional[int], ...]
+    partitions: tuple[Partition, ...]
+    #: the script's arguments whose product estimates the work of a call (nnz, widths)
+    work: tuple[int, ...] = ()
+
+    def arguments(self, prepared: list, threads: int) -> list:
+        """The variant's arguments for a call whose checked arguments are ``prepared``."""
+        args = [prepared[i] if i is not None else None for i in self.sources]
+        for p in self.partitions:
+            args[p.parts] = _boundaries(prepared[p.weights] if p.weights is not None else None,
+                                        p.rows(prepared), threads, p.dtype)
+            if p.count is not None:
+                args[p.count] = threads
+        return args
+
+    def estimated_work(self, prepared: list) -> Optional[int]:
+        if not self.work:
+            return None
+        total = 1
+        for i in self.work:
+            value = prepared[i]
+            total *= int(value) if not hasattr(value, "shape") else max(int(_host_ints(value)[-1]), 1)
+        return total
+
+
+class SpecializedKernel:
+    """A kernel built by ``sparsetir.build`` with the default schedule, called with the script's
+    parameters (in order or by name, as ``Kernel``); see the module docs."""
+
+    def __init__(self, signature: Signature, validator: CallValidator, widths: Sequence[str],
+                 make: Callable[[Optional[dict[str, int]]], Variant], threads: Callable[[], int]):
+        self.signature = signature
+        self._validator = validator
+        self.widths = list(widths)
+        self._width_positions = [signature.names.index(w) for w in self.widths]
+        self._make = make
+        self._threads = threads
+        self._variants: dict[Optional[tuple[int, ...]], Variant] = {}
+        self._lock = threading.Lock()
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
+        )
+
+    @property
+    def name(self) -> str:
+        """The symbol of the compiled function."""
+        return self.signature.name
+
+    @property
+    def params(self) -> list[str]:
+        """Parameter names in call order (the script's)."""
+        return self.signature.names
+
+    @property
+    def outputs(self) -> list[str]:
+        """Names of the array parameters the kernel writes in place."""
+        return self.signature.outputs
+
+    def variant(self, **widths: int) -> Kernel:
+        """The compiled kernel for these width values (all of ``widths``; none: the generic one),
+        compiled now if no call has needed it yet. Its parameters are the script's, without the
+        widths, plus the row partitions' (``part``, ``P``)."""
+        unknown = sorted(set(widths) - set(self.widths))
+        if unknown:
+            raise ArgumentError(f"{self.name}: {', '.join(unknown)} is not a width parameter "
+                                f"(the widths are: {', '.join(self.widths) or 'none'})")
+        if widths and set(widths) != set(self.widths):
+            raise ArgumentError(f"{self.name}: give every width ({', '.join(self.widths)}) or none")
+        key = tuple(int(widths[w]) for w in self.widths) if widths else None
+        return self._get(key).kernel
+
+    @property
+    def generic(self) -> Kernel:
+        """The variant that runs any width."""
+        return self._get(None).kernel
+
+    @property
+    def func(self) -> Any:
+        """The stage-III ``PrimFunc`` of the generic variant."""
+        return self.generic.func
+
+    @property
+    def target(self) -> Any:
+        """The ``tvm.target.Target`` the variants are compiled for."""
+        return self.generic.target
+
+    @property
+    def compiled(self) -> Any:
+        """The generic variant's compiled function."""
+        return self.generic.compiled
+
+    def compiled_variants(self) -> dict[Optional[tuple[int, ...]], Kernel]:
+        """The variants compiled so far, by their width values (None: the generic one)."""
+        return {key: v.kernel for key, v in self._variants.items()}
+
+    def source(self, fmt: Optional[str] = None, **widths: int) -> str:
+        """Generated code of the variant for ``widths`` (none given: the generic variant)."""
+        return self.variant(**widths).source(fmt)
+
+    def __call__(self, *args: Any, check: bool = True, **kwargs: Any) -> None:
+        """Run the kernel; with ``check=False`` skip validation (malformed input is then undefined)."""
+        values = bind_arguments(self, args, kwargs)
+        prepared = self._validator(values) if check else prepare_unchecked(self.signature, values)
+        key = self._key(prepared)
+        variant = self._variants.get(key) or self._get(key)
+        arguments = variant.arguments(prepared, max(self._threads(), 1))
+        try:
+            work = variant.estimated_work(prepared)
+            active = launcher() if work is not None and work < SERIAL_WORK else None
+            if active is not None:
+                active.serial(variant.kernel.compiled.invoke, arguments)
+            else:
+                variant.kernel.compiled.invoke(arguments)
+        except Exception as err:  # TVM's own argument checks (with check=False)
+            raise call_error(self.name, err) from err
+
+    def _key(self, prepared: list) -> Optional[tuple[int, ...]]:
+        if not self.widths:
+            return None
+        key = tuple(int(prepared[i]) for i in self._width_positions)
+        if any(not 1 <= w <= MAX_WIDTH for w in key):
+            return None
+        if key not in self._variants and len(self._variants) > MAX_VARIANTS:
+            return None
+        return key
+
+    def _get(self, key: Optional[tuple[int, ...]]) -> Variant:
+        found = self._variants.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._variants.get(key)
+            if found is None:
+                found = self._make(dict(zip(self.widths, key)) if key is not None else None)
+                self._variants[key] = found
+            return found
+
+    def __repr__(self) -> str:
+        widths = f", specialized per {', '.join(self.widths)}" if self.widths else ""
+        return f"SpecializedKernel({self.name}({', '.join(self.params)}){widths})"
+
+
+#: Recent partitions: (id, data address and length of the indptr, its last entry, rows, threads)
+#: -> boundaries. Any non-decreasing boundaries from 0 to the row count are a valid partition, so
+#: one computed before an in-place edit of the indptr is still safe (only less balanced).
+_RECENT: dict[tuple, np.ndarray] = {}
+_RECENT_LIMIT = 64
+
+
+def _boundaries(indptr: Any, rows: int, threads: int, dtype: str) -> np.ndarray:
+    """``threads + 1`` row boundaries of equal work (equal rows without an ``indptr``)."""
+    if indptr is None:
+        return uniform_partition(rows, threads).astype(dtype, copy=False)
+    ptr = _host_ints(indptr)
+    key = (id(indptr), ptr.__array_interface__["data"][0], ptr.shape[0], int(ptr[-1]) if ptr.size else 0,
+           rows, threads, dtype)
+    found = _RECENT.get(key)
+    if found is None:
+        if len(_RECENT) >= _RECENT_LIMIT:
+            _RECENT.clear()
+        found = row_partition(ptr, threads) if ptr.shape[0] == rows + 1 else uniform_partition(rows, threads)
+        found = _RECENT[key] = found.astype(dtype, copy=False)
+    return found
+
+
+def _host_ints(value: Any) -> np.ndarray:
+    """An integer array argument as a NumPy array (a view where possible)."""
+    if isinstance(value, np.ndarray):
+        return value
+    numpy = getattr(value, "numpy", None)
+    if numpy is not None:
+        try:
+            return value.detach().numpy() if hasattr(value, "detach") else numpy()
+        except (RuntimeError, TypeError):
+            pass
+    return np.from_dlpack(value) if hasattr(value, "__dlpack__") else np.asarray(value)

@@ -1,0 +1,121 @@
+"""The default CPU schedule: what ``sparsetir.build`` applies to a program nobody scheduled.
+
+A list of named rules, in the order they run (one file each)::
+
+    row_parallel      rows in parallel, in chunks of equal nonzeros computed at call time
+    streamed_rows     wide rows read in order: summed in place, one pass each
+    register_tile     a reduction into a row of outputs: the row in vector registers
+    dot_product       a reduction along contiguous elements: vector lanes, summed once
+    vectorize_inner   any other contiguous innermost loop: vectors
+
+Each rule reads what it can prove about the program (``facts.py``: iteration kinds, which loops
+are data-dependent, where the reduction is, which axis is innermost and contiguous) and either
+does not apply or schedules its part through ``sparsetir.Schedule``, so every step is checked
+by the sparse guards and recorded in the schedule's history (``sparsetir show``, the explorer).
+A rule that TVM refuses halfway is dropped whole. The ready-made ops are built by the same
+rules, so a user's SpMM script and ``sparsetir.ops.spmm`` are the same kernel.
+
+Loops whose extent is a scalar parameter cannot be tiled or vectorized without a tail; the
+widths a call passes are specialized first (``widths.py``, done per call value by the kernel
+``build`` returns), and the rules then see constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from ..._tvm import tirx
+from ...errors import LoweringError, ScheduleError
+from ...ir.function import SparseFunction
+from ..schedule import Schedule
+from .dot_product import DotProduct
+from .facts import nests
+from .register_tile import RegisterTile
+from .row_parallel import RowParallel
+from .rule import Choices, Context, Rule
+from .streamed_rows import StreamedRows
+from .vectorize_inner import VectorizeInner
+
+#: The rules, in the order they run.
+RULES: tuple[Rule, ...] = (RowParallel(), StreamedRows(), RegisterTile(), DotProduct(), VectorizeInner())
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One rule considered for one nest or block: applied, or refused by TVM (``reason``)."""
+
+    rule: str
+    where: str
+    applied: bool
+    reason: str = ""
+
+
+@dataclass
+class DefaultSchedule:
+    """The result of ``default_schedule``: the schedule (its ``func`` and ``history``), the target
+    options its code needs, and what each rule did."""
+
+    schedule: Schedule
+    target_options: dict[str, Any] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
+
+    @property
+    def applied(self) -> list[Decision]:
+        """The rules that scheduled something."""
+        return [d for d in self.decisions if d.applied]
+
+
+def default_schedule(func: Any, choices: Choices = Choices(), rules: tuple[Rule, ...] = RULES) -> DefaultSchedule:
+    """Schedule ``func`` (stage I, or stage II as LowerSparseIter writes it) by the rules.
+
+    The function gets ``tir.noalias``: a kernel checks on every call that no output shares
+    memory with another argument, so LLVM may keep loaded values in registers across stores.
+    """
+    if isinstance(func, SparseFunction):
+        func = SparseFunction(func.name, list(func.params), {**dict(func.attrs), "tir.noalias": True},
+                              list(func.axes), list(func.buffers), list(func.body), func.span)
+    sch = Schedule(func, round_trip=False)
+    if sch.stage == 1:
+        sch.lower_sparse_iter()
+    if sch.stage != 2:
+        raise ScheduleError("the default schedule starts at stage I or II")
+    result = DefaultSchedule(sch)
+    for rule in rules:
+        for index in range(len(nests(sch.func.prim))):
+            nest = nests(sch.func.prim)[index]
+            targets = [None] if rule.scope == "nest" else [b.name for b in nest.blocks]
+            for name in targets:
+                nest = nests(sch.func.prim)[index]
+                block = None if name is None else nest.block(name)
+                where = name or nest.row_block.name
+                context = Context(sch.func, choices)
+                trial = sch.fork()
+                try:
+                    applied = rule.apply(trial, nest, block, context)
+                except (ScheduleError, LoweringError) as err:
+                    result.decisions.append(Decision(rule.name, where, False, str(err)))
+                    continue
+                if applied:
+                    sch = trial
+                    result.schedule = sch
+                    result.target_options.update(context.target_options)
+                    result.decisions.append(Decision(rule.name, where, True))
+    return result
+
+
+def is_scheduled(func: Any) -> bool:
+    """Whether a stage-II or III program was scheduled already: a loop that is not serial, or a
+    row partition (a stage-I function never is)."""
+    from ...ir.stage2 import PARTITIONS_ATTR, Stage2Function
+    from ...ir.analysis import contains
+
+    if isinstance(func, SparseFunction):
+        return False
+    prim = func.prim if isinstance(func, Stage2Function) else func
+    if prim.attrs is not None and PARTITIONS_ATTR in prim.attrs:
+        return True
+    return contains(prim.body, lambda n: isinstance(n, tirx.For) and n.kind != tirx.ForKind.SERIAL)
+
+
+__all__ = ["Choices", "DefaultSchedule", "Decision", "RULES", "Rule", "default_schedule", "is_scheduled"]

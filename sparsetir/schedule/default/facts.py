@@ -1,0 +1,256 @@
+"""What the default schedule's rules read about a stage-II program.
+
+A stage-II body is a sequence of loop nests, one per sparse iteration (plus the searches and
+inits LowerSparseIter adds). Each nest is loops and blocks: the outermost block of a nest is its
+*row block*, the blocks under it iterate the row's positions. The rules need, per block, the
+loops between it and its parent block, its iterators (spatial or reduction, and the loop each is
+bound to), and its stores and loads; this module reads them once from the TVM nodes into plain
+frozen records, so each rule is a few readable conditions over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..._tvm import TensorLoad, Var, s_tir, structural_walk, tirx
+from ...ir.analysis import contains, reads_data, uses_var
+
+
+@dataclass(frozen=True)
+class LoopFacts:
+    """One loop: its variable, its extent (an ``Expr``) and whether that extent is a constant."""
+
+    var: Var
+    extent: Any
+    kind: Any
+
+    @property
+    def constant(self) -> Optional[int]:
+        """The extent when it is a constant, else None."""
+        return int(self.extent.value) if isinstance(self.extent, tirx.IntImm) else None
+
+    @property
+    def name(self) -> str:
+        return str(self.var.name)
+
+
+@dataclass(frozen=True)
+class IterFacts:
+    """A block iterator: its variable, ``"S"`` (spatial) or ``"R"`` (reduction), and its binding."""
+
+    var: Var
+    kind: str
+    binding: Any
+
+
+@dataclass(frozen=True)
+class Access:
+    """A load or store of a buffer inside one block (not inside its child blocks)."""
+
+    buffer: str
+    indices: tuple
+    dtype: str
+
+
+@dataclass(frozen=True)
+class BlockFacts:
+    """One block of a nest and what surrounds it."""
+
+    name: str
+    parent: Optional[str]  # the enclosing block (None for a row block)
+    loops: tuple[LoopFacts, ...]  # from the enclosing block (or the top) down to this block
+    iters: tuple[IterFacts, ...]
+    stores: tuple[Access, ...]
+    loads: tuple[Access, ...]
+    has_init: bool
+    children: tuple[str, ...]
+    allocates: bool  # the block allocates buffers of its own (searches' scratch, caches)
+    #: the innermost loop holds this block alone (no sibling statement under it)
+    alone: bool
+    #: the block's body has a ``while`` loop (a binary search), which no vector loop may hold
+    searches: bool
+
+    @property
+    def is_leaf(self) -> bool:
+        """No blocks under it."""
+        return not self.children
+
+    def iter_of(self, loop: LoopFacts) -> Optional[IterFacts]:
+        """The iterator bound to exactly ``loop``'s variable, if any."""
+        return next((it for it in self.iters if isinstance(it.binding, Var) and it.binding.same_as(loop.var)), None)
+
+    def uses(self, var: Var) -> list[Access]:
+        """The accesses that mention ``var`` in an index."""
+        return [a for a in self.stores + self.loads if any(uses_var(i, var) for i in a.indices)]
+
+
+@dataclass(frozen=True)
+class Nest:
+    """The loops and blocks of one top-level statement, its blocks in pre-order."""
+
+    index: int
+    blocks: tuple[BlockFacts, ...]
+
+    @property
+    def row_block(self) -> BlockFacts:
+        """The outermost block of the nest."""
+        return self.blocks[0]
+
+    def block(self, name: str) -> BlockFacts:
+        return next(b for b in self.blocks if b.name == name)
+
+
+def nests(prim: "tirx.PrimFunc") -> list[Nest]:
+    """The nests of a stage-II (or stage-III s_tir) function's body, in program order."""
+    body = prim.body
+    if isinstance(body, s_tir.SBlockRealize):  # the root block
+        body = body.block.body
+    tops = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+    found = []
+    for index, top in enumerate(tops):
+        blocks: list[BlockFacts] = []
+        _collect(top, None, [], blocks)
+        if blocks:
+            found.append(Nest(index, tuple(blocks)))
+    return found
+
+
+def _collect(stmt: Any, parent: Optional[str], loops: list[LoopFacts], out: list[BlockFacts],
+             alone: bool = True) -> list[str]:
+    """Record the blocks under ``stmt`` (``loops`` lead to it from block ``parent``); return the
+    names of the outermost ones. ``alone``: nothing but ``stmt`` is under the innermost loop."""
+    if isinstance(stmt, tirx.For):
+        return _collect(stmt.body, parent, loops + [LoopFacts(stmt.loop_var, stmt.extent, stmt.kind)], out)
+    if isinstance(stmt, tirx.SeqStmt):
+        return [name for s in stmt.seq for name in _collect(s, parent, loops, out, alone=False)]
+    if isinstance(stmt, (tirx.IfThenElse,)):
+        names = _collect(stmt.then_case, parent, loops, out, alone=False)
+        if stmt.else_case is not None:
+            names += _collect(stmt.else_case, parent, loops, out, alone=False)
+        return names
+    if isinstance(stmt, (tirx.LetStmt, tirx.While)):
+        return _collect(stmt.body, parent, loops, out, alone=False)
+    if isinstance(stmt, s_tir.SBlockRealize):
+        block = stmt.block
+        name = str(block.name_hint)
+        position = len(out)
+        out.append(None)  # keeps pre-order: the children are appended after it
+        children = _collect(block.body, name, [], out)
+        stores, loads = _accesses(block.body)
+        iters = tuple(IterFacts(iv.var, "R" if iv.iter_type == tirx.IterVar.CommReduce else "S", value)
+                      for iv, value in zip(block.iter_vars, stmt.iter_values))
+        searches = contains(block.body, lambda n: isinstance(n, tirx.While))
+        out[position] = BlockFacts(name, parent, tuple(loops), iters, tuple(stores), tuple(loads),
+                                   block.init is not None, tuple(children), bool(list(block.alloc_buffers)),
+                                   alone and bool(loops), searches)
+        return [name]
+    return []
+
+
+def _accesses(stmt: Any) -> tuple[list[Access], list[Access]]:
+    """Stores and loads of ``stmt`` outside the blocks nested in it."""
+    stores: list[Access] = []
+    loads: list[Access] = []
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, s_tir.SBlockRealize):
+            return False  # a child block: its accesses are its own
+        if isinstance(node, tirx.BufferStore):
+            stores.append(Access(str(node.buffer.name), tuple(node.indices), str(node.buffer.dtype)))
+        elif isinstance(node, TensorLoad):
+            loads.append(Access(str(node.source.name), tuple(node.indices), str(node.source.dtype)))
+        return True
+
+    structural_walk(stmt, visit)
+    return stores, loads
+
+
+def row_extent_indptr(nest: Nest, row_loop: LoopFacts) -> Optional[str]:
+    """The 1-D array whose consecutive differences are the extents of the first loop under the
+    row loop (``indptr[v + 1] - indptr[v]`` with ``v`` the row), when there is one: the weight of
+    each row, which an nnz-balanced partition reads at run time."""
+    row = nest.row_block
+    row_iter = row.iter_of(row_loop)
+    for block in nest.blocks:
+        for loop in block.loops:
+            name = _indptr_difference(loop.extent, row_iter.var if row_iter is not None else row_loop.var)
+            if name is not None:
+                return name
+    return None
+
+
+def _indptr_difference(extent: Any, row: Var) -> Optional[str]:
+    """``P`` when ``extent`` is ``P[row + 1] - P[row]`` for a 1-D buffer ``P``."""
+    if not isinstance(extent, tirx.Sub):
+        return None
+    hi, lo = extent.a, extent.b
+    if not (isinstance(hi, TensorLoad) and isinstance(lo, TensorLoad)) or not hi.source.same_as(lo.source):
+        return None
+    if len(hi.indices) != 1 or not (isinstance(lo.indices[0], Var) and lo.indices[0].same_as(row)):
+        return None
+    upper = hi.indices[0]
+    if not (isinstance(upper, tirx.Add) and isinstance(upper.a, Var) and upper.a.same_as(row)
+            and isinstance(upper.b, tirx.IntImm) and int(upper.b.value) == 1):
+        return None
+    return str(hi.source.name)
+
+
+def vars_of(expr: Any) -> list[Var]:
+    """The variables ``expr`` mentions."""
+    found: list[Var] = []
+    structural_walk(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
+    return found
+
+
+@dataclass(frozen=True)
+class InnerLoop:
+    """A block's innermost loop, when its extent is a constant and an iterator is bound to it,
+    and how the block's accesses use that iterator."""
+
+    loop: LoopFacts
+    iter: IterFacts
+    extent: int
+    #: every access that mentions the iterator has it in its last index only, as ``v + c``:
+    #: consecutive iterations touch consecutive elements (one vector load or store)
+    contiguous: bool
+    #: some access that mentions the iterator has a data-dependent index before it (a row
+    #: gathered through an indices array)
+    gathered: bool
+    #: the loops just above it bound to reduction iterators (outermost first)
+    reductions: tuple[LoopFacts, ...]
+
+
+def inner_loop(block: BlockFacts) -> Optional[InnerLoop]:
+    """The innermost loop of ``block`` as an ``InnerLoop``, or None (also when the loop holds
+    more than the block, or the block children or a search: nothing a rule could vectorize)."""
+    if not block.loops or not block.alone or not block.is_leaf or block.searches:
+        return None
+    loop = block.loops[-1]
+    it = block.iter_of(loop)
+    if loop.constant is None or it is None:
+        return None
+    contiguous, gathered = True, False
+    for access in block.uses(it.var):
+        *lead, last = access.indices
+        if any(uses_var(i, it.var) for i in lead) or not _unit_stride(last, it.var):
+            contiguous = False
+        if any(reads_data(i) for i in lead):
+            gathered = True
+    reductions: list[LoopFacts] = []
+    for above in reversed(block.loops[:-1]):
+        bound = block.iter_of(above)
+        if bound is None or bound.kind != "R":
+            break
+        reductions.insert(0, above)
+    return InnerLoop(loop, it, loop.constant, contiguous, gathered, tuple(reductions))
+
+
+def _unit_stride(index: Any, var: Var) -> bool:
+    """Whether ``index`` is ``var`` plus an expression free of ``var``."""
+    if isinstance(index, Var):
+        return index.same_as(var)
+    if isinstance(index, tirx.Add):
+        return any(isinstance(mine, Var) and mine.same_as(var) and not uses_var(rest, var)
+                   for mine, rest in ((index.a, index.b), (index.b, index.a)))
+    return False

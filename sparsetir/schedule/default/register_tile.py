@@ -1,0 +1,90 @@
+"""Rule ``register_tile``: a reduction into a row of outputs keeps the row in vector registers.
+
+Applies to a block with ``T.init`` whose innermost loop ``k`` has a constant extent, is bound to
+a spatial iterator indexing every access contiguously in its last dimension, and sits right
+under one or more reduction loops ``r`` (SpMM ``C[i, k] += A[i, j] * B[J[j], k]``, BSR, ELL,
+segment sums). With ``V`` the widest vector dividing the extent and ``U`` vectors per tile::
+
+    for ko:                                          (extent / (U*V) tiles of the output row)
+        acc[U*V] = 0
+        for r...: for ku in unroll(U): for kv in vectorized(V):
+            acc[ku*V + kv] += ...                      (U independent vector FMAs per entry)
+        C[.., ko*U*V : +U*V] = acc                     (vector stores)
+
+The accumulator is a ``global``-scope cache that TVM 0.27 keeps on the stack and LLVM in
+registers (a ``local`` one becomes a heap workspace: 2x slower); ``U`` up to 8 hides the FMA
+latency (U = 1 is 1.3-2x slower). Measured in ``bench/notes/cpu_schedules.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..schedule import Schedule
+from .facts import BlockFacts, InnerLoop, Nest, inner_loop, vars_of
+from .rule import Context, Rule
+
+
+def tile_vectors(extent: int, width: int, max_vectors: int) -> int:
+    """Vectors per tile: the largest divisor of ``extent / width`` that is at most ``max_vectors``."""
+    vectors = extent // width
+    return max(u for u in range(1, min(vectors, max_vectors) + 1) if vectors % u == 0)
+
+
+def vector_width(extent: int, lanes: int) -> int:
+    """The widest power-of-two vector of at most ``lanes`` that divides ``extent`` (1: scalars)."""
+    width = lanes
+    while width > 1 and extent % width:
+        width //= 2
+    return width
+
+
+def reduction_row(block: BlockFacts) -> Optional[InnerLoop]:
+    """The block's innermost loop when the block reduces into a row of outputs along it."""
+    inner = inner_loop(block)
+    if inner is None or not block.has_init or inner.iter.kind != "S" or not inner.contiguous:
+        return None
+    if not inner.reductions or len(block.stores) != 1:
+        return None
+    reduced = [block.iter_of(lp).var for lp in inner.reductions]
+    store = block.stores[0]
+    if not store.indices or not any(v.same_as(inner.iter.var) for v in vars_of(store.indices[-1])):
+        return None
+    if any(r.same_as(v) for index in store.indices for v in vars_of(index) for r in reduced):
+        return None  # the output moves with a reduction iterator
+    return inner
+
+
+class RegisterTile(Rule):
+    name = "register_tile"
+
+    def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
+        inner = reduction_row(block)
+        if inner is None:
+            return False
+        register_tile(sch, block.name, inner.extent, len(inner.reductions),
+                      context.choices.lanes(block.stores[0].dtype), context.choices.max_vectors)
+        return True
+
+
+def register_tile(sch: Schedule, block: str, extent: int, reductions: int, lanes: int, max_vectors: int = 8) -> None:
+    """The steps of the rule on ``block``, whose last ``reductions + 1`` loops are the reduction
+    loops and the output row's loop of ``extent`` iterations."""
+    width = vector_width(extent, lanes)
+    tile = tile_vectors(extent, width, max_vectors)
+    loops = sch.get_loops(block)
+    k, reduced = loops[-1], loops[-1 - reductions:-1]
+    if width > 1:
+        ko, ku, kv = sch.split(k, [None, tile, width], disable_predication=True)
+        sch.reorder(ko, *reduced, ku, kv)
+    else:
+        ko, ku = sch.split(k, [None, tile], disable_predication=True)
+        sch.reorder(ko, *reduced, ku)
+    cache = sch.cache_write(block, 0, "global")
+    sch.reverse_compute_at(cache, ko)
+    if width > 1:
+        _, wv = sch.split(sch.get_loops(cache)[-1], [None, width], disable_predication=True)
+        sch.vectorize(wv)
+        sch.vectorize(kv)
+    sch.unroll(ku)
+    sch.decompose_reduction(block, reduced[0])

@@ -1,0 +1,63 @@
+"""What a default-schedule rule is, and the choices tuning may change.
+
+A rule looks at one nest (``scope = "nest"``) or one block (``scope = "block"``) of a stage-II
+program through its ``facts`` and either does not apply (``apply`` returns False and touches
+nothing) or schedules it through ``sparsetir.Schedule`` (every step checked and recorded, as a
+user's steps are). A step TVM refuses raises ``ScheduleError``; the driver then drops everything
+the rule did to that nest or block and moves on, so a rule never leaves a half-scheduled program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from ...ir.stage2 import Stage2Function
+from ..schedule import Schedule
+from .facts import BlockFacts, Nest
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The parameters of the rules: what ``sparsetir.tune`` searches, and their defaults.
+
+    The defaults are the measured best on the development machine (``bench/notes/cpu_schedules.md``).
+    ``vector_bytes`` is the width of one SIMD register (64: AVX-512); ``max_vectors`` the vector
+    accumulators a register tile may hold; rows of a streamed operand at least
+    ``streamed_row_bytes`` wide are summed in place (one pass over the row) instead of
+    register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather
+    (``-1`` never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each row).
+    """
+
+    vector_bytes: int = 64
+    max_vectors: int = 8
+    streamed_row_bytes: int = 2048
+    prefetch: int = -1
+
+    def lanes(self, dtype: str) -> int:
+        """Vector lanes of ``dtype`` in one SIMD register."""
+        return max(self.vector_bytes // np.dtype(dtype).itemsize, 1)
+
+
+@dataclass
+class Context:
+    """What every rule may read besides its nest: the program's metadata and the choices; rules
+    add the target options their code needs (``target_options``)."""
+
+    func: Stage2Function
+    choices: Choices
+    target_options: dict[str, Any] = field(default_factory=dict)
+
+
+class Rule:
+    """A named rule of the default CPU schedule."""
+
+    name: str = ""
+    scope: str = "block"  # "nest" or "block"
+
+    def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
+        """Schedule ``nest`` (``block`` of it, for block rules) and return True, or return False
+        without a step when the rule does not apply."""
+        raise NotImplementedError
