@@ -96,6 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="time each library alone, in batches of back-to-back calls after a pause, "
         "instead of each call after an untimed torch op (the default, as in a model)",
     )
+    bench.add_argument(
+        "--scripts",
+        action="store_true",
+        help="instead of the kernels: the README's SpMM script and examples/sddmm.py built with "
+        "sparsetir.build(f), timed against sparsetir.ops, SciPy, torch and MKL; and every "
+        "examples/*.py built with defaults against its serial build (schedule=\"none\"); every "
+        "result checked",
+    )
+    bench.add_argument(
+        "--script",
+        action="append",
+        metavar="NAME",
+        help="with --scripts, only this example (a file stem of examples/, e.g. csr_spmm; "
+        "repeatable; implies --scripts)",
+    )
     bench.add_argument("--seed", type=int, default=0, help="seed of the dense operands")
     bench.add_argument(
         "--out",
@@ -160,6 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the program after every pass of the pipeline, with the time each took "
         "(instead of one --stage)",
     )
+    show.add_argument(
+        "--schedule", choices=["none", "default"], default=None,
+        help="stages 2 and 3 as written (none, the default for them) or after the default CPU schedule "
+        "that sparsetir.build applies (default); the code is always what build makes with this choice "
+        "(default: the default schedule)",
+    )
+    show.add_argument(
+        "--width", action="append", metavar="NAME=VALUE",
+        help="bind a scalar parameter (a feature width) to a value first, as a call with it would; repeatable",
+    )
 
     explore = commands.add_parser(
         "explore",
@@ -169,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
         "passes of the pipeline with their diffs, and the program after every schedule step. "
         "It is served on 127.0.0.1 only, where the script can be edited and recompiled; --html "
         "writes one self-contained page instead. Schedule steps come from a history file "
-        "(data, never Python): --schedule, or NAME.schedule.json beside the script.",
+        "(data, never Python): --schedule, or NAME.schedule.json beside the script; without "
+        "one, the steps of the default CPU schedule that sparsetir.build applies.",
     )
     explore.add_argument("file", metavar="FILE", help="a sparse script (.py)")
     explore.add_argument("--func", metavar="NAME", help="the function to show (default: the file's first)")
@@ -177,7 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--schedule",
         metavar="JSON",
         help="a schedule history to replay, as sch.history.to_json() writes it "
-        "(default: FILE's NAME.schedule.json, if there is one)",
+        "(default: FILE's NAME.schedule.json, if there is one, else the default schedule's steps); "
+        "'default': the default schedule's steps; 'none': no steps",
     )
     explore.add_argument(
         "--target", default="llvm", metavar="TARGET", help="generate code for llvm (the host CPU, default) or cuda"
@@ -194,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, default=0, metavar="N", help="the port on 127.0.0.1 to serve on (default: any free one)"
     )
     explore.add_argument("--no-browser", action="store_true", help="do not open a browser on the page")
+    explore.add_argument(
+        "--width", action="append", metavar="NAME=VALUE",
+        help="bind a scalar parameter (a feature width) to a value first, as a call with it would "
+        "(the default schedule then shows that call's variant); repeatable",
+    )
 
     cache = commands.add_parser(
         "cache",

@@ -23,6 +23,7 @@ from .runtime.validate import CallValidator
 from .schedule.default import Choices, DefaultSchedule, default_schedule
 from .schedule.default.widths import width_params
 from .transforms import pipeline
+from .transforms.prefetch_gathered_rows import prefetch_gathered_rows
 
 
 def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Optional[KernelCache],
@@ -42,10 +43,12 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
         program = func.specialize(values) if values else func
         scheduled = default_schedule(program, choices)
         variant_target = _with_options(user_target, target, scheduled)
-        kernel = _build(scheduled.schedule.func, variant_target, symbol, [], cache)
-        return _variant(kernel, scheduled.schedule.func, signature.names, widths)
+        f2 = scheduled.schedule.func
+        kernel = _build(_prefetched(f2, scheduled, choices), variant_target, symbol, [], cache)
+        return _variant(kernel, f2, signature.names, widths)
 
-    kernel = SpecializedKernel(signature, validator, widths, make, num_threads)
+    chunks = max(int(choices.chunks_per_thread), 1)
+    kernel = SpecializedKernel(signature, validator, widths, make, lambda: num_threads() * chunks)
     if not widths:
         kernel.generic  # one variant: compile it now, as build always did
     return kernel
@@ -55,6 +58,17 @@ def schedule_of(func: Any, choices: Choices = Choices(), **widths: int) -> Defau
     """The default schedule ``build`` gives ``func`` for these width values (none: the generic one)."""
     program = func.specialize(widths) if widths else func
     return default_schedule(program, choices)
+
+
+def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, choices: Choices) -> Any:
+    """``f2`` lowered with its gathered rows prefetched, as ``choices.prefetch`` asks (else ``f2``;
+    a variant's arguments are checked as the script's, so it needs no checks of its own)."""
+    if choices.prefetch < 0 or not scheduled.gathers:
+        return f2
+    f3 = pipeline.lower(f2)
+    for g in scheduled.gathers:
+        f3 = prefetch_gathered_rows(f3, g.dense, g.indptr, g.indices, g.nnz, max_lines=choices.prefetch)
+    return f3
 
 
 def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: DefaultSchedule) -> "tvm.target.Target":

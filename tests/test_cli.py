@@ -80,7 +80,8 @@ def test_dispatch_passes_args_and_returns_the_exit_code(monkeypatch):
     monkeypatch.setitem(sys.modules, "sparsetir._fake_command", fake)
     monkeypatch.setitem(cli.COMMANDS, "show", "sparsetir._fake_command")
     assert cli.main(["show", "kernel.py", "--stage", "code", "--func", "csrmm"]) == 7
-    assert seen == {"command": "show", "file": "kernel.py", "stage": "code", "func": "csrmm", "passes": False}
+    assert seen == {"command": "show", "file": "kernel.py", "stage": "code", "func": "csrmm", "passes": False,
+                    "schedule": None, "width": None}
 
 
 def test_python_dash_m():

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Optional
 
 from ..errors import ScriptError, SparseTIRError
 from .exploration import explore_file
 from .server import serve
 
 
+def parse_widths(items: Optional[list[str]]) -> dict[str, int]:
+    """``--width NAME=VALUE`` options as a dict (a ``ValueError`` naming a malformed one)."""
+    widths: dict[str, int] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier() or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"--width {item!r}: expected NAME=INTEGER, such as feat_size=128")
+        widths[name] = int(value)
+    return widths
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the exploration of ``args.file``; write it to ``--html`` or serve it on 127.0.0.1."""
     try:
-        exploration = explore_file(args.file, args.func, args.schedule, args.target, args.code)
+        exploration = explore_file(args.file, args.func, args.schedule, args.target, args.code,
+                                   widths=parse_widths(args.width))
     except ScriptError as err:
         print(err.render(), file=sys.stderr)
         return 1

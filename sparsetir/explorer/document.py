@@ -37,13 +37,14 @@ NO_SCHEDULE = ("No schedule steps: sparsetir.explore(sch) shows the steps of a S
 
 def build_document(func: Any, script: str, history: Optional[History] = None, *, target: str = "llvm",
                    code: Optional[str] = None, functions: Optional[list[str]] = None,
-                   editable: bool = False) -> dict[str, Any]:
+                   editable: bool = False, note: Optional[str] = None) -> dict[str, Any]:
     """The document of ``func`` (stage I, II or III), whose script text is ``script``.
 
     ``history`` is a schedule history to replay on ``func`` (its steps and the view after each);
     ``code`` is the format of the generated code: ``"ll"`` (LLVM IR, the CPU default), ``"asm"``
     or ``"cuda"`` (the GPU default). ``functions`` names every function of the script (for the
     page's function list) and ``editable`` says whether the page may send an edited script back.
+    ``note`` is said above the steps (by default: how to get steps, when there is no history).
     """
     home = home_of(func)
     code = code or ("cuda" if is_gpu(as_target(target)) else "ll")
@@ -62,7 +63,7 @@ def build_document(func: Any, script: str, history: Optional[History] = None, *,
         "script_text": script,
         "views": _views(replay.snapshots, panes, target, code),
         "steps": [_step(k, snap, replay.snapshots[k - 1], panes) for k, snap in enumerate(replay.snapshots) if k],
-        "steps_note": None if history is not None else NO_SCHEDULE,
+        "steps_note": note if note is not None else None if history is not None else NO_SCHEDULE,
         "steps_error": replay.error,
         "start_stage": STAGE_NAMES[replay.snapshots[0].stage] if replay.snapshots else None,
     }

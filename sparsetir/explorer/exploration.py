@@ -5,6 +5,9 @@ script file brings none by itself, since a schedule is Python code and the explo
 Python it is given. A file's schedule is data instead: a history as ``sch.history.to_json()``
 writes it, named with ``--schedule`` or found beside the script as ``NAME.schedule.json``. Its
 steps are replayed through ``Schedule.apply_step``, which accepts only the primitives it lists.
+A program with no schedule of its own shows the steps of the default CPU schedule, which
+``sparsetir.build`` applies to it (``schedule/default``; its width parameters left symbolic,
+unless the function given is specialized, e.g. ``f.specialize({"feat": 128})``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ class Script:
     history: Optional[History] = None
     target: str = "llvm"
     code: Optional[str] = None
+    #: without a ``history``: show the steps of the default schedule (else none)
+    default_schedule: bool = True
+    #: scalar parameters bound to constants before exploring (``SparseFunction.specialize``),
+    #: e.g. a width, so that the default schedule shows the variant a call with it runs
+    widths: tuple[tuple[str, int], ...] = ()
 
     def explore(self, text: Optional[str] = None, func: Optional[str] = None) -> "Exploration":
         """The exploration of ``func`` (default: this script's, else its first function) in
@@ -51,8 +59,17 @@ class Script:
         name = wanted if wanted in found else next(iter(found))  # an edit may rename the function
         script = replace(self, text=text)
         script = replace(script, func=name)
-        document = build_document(found[name], script.text, script.history, target=script.target, code=script.code,
-                                  functions=list(found), editable=True)
+        program = found[name]
+        if self.widths:
+            try:
+                program = program.specialize(dict(self.widths))
+            except (KeyError, TypeError) as err:
+                raise SparseTIRError(f"--width: {err.args[0] if err.args else err}") from err
+        history, note = self.history, None
+        if history is None and self.default_schedule:
+            history, note = default_history(program, self.target)
+        document = build_document(program, script.text, history, target=script.target, code=script.code,
+                                  functions=list(found), editable=True, note=note)
         return Exploration(document, script)
 
 
@@ -89,7 +106,7 @@ class Exploration:
 
 
 def explore(program: Any, *, target: str = "llvm", code: Optional[str] = None,
-            source: Optional[str] = None) -> Exploration:
+            source: Optional[str] = None, default_schedule: bool = True) -> Exploration:
     """The explorer for a program: every stage side by side, each line linked to its script lines.
 
     ``program`` is a ``sparsetir.Schedule`` (its steps are shown, and every pane as of each
@@ -97,7 +114,9 @@ def explore(program: Any, *, target: str = "llvm", code: Optional[str] = None,
     (``"llvm"``: the host CPU; ``"cuda"``), ``code`` its format (``"ll"``, ``"asm"``,
     ``"cuda"``). The script text comes from the file the function was written in; pass it as
     ``source`` when that file cannot be read. In Jupyter the result shows itself; elsewhere
-    ``.save(path)`` writes the page and ``.serve()`` opens it from a local server.
+    ``.save(path)`` writes the page and ``.serve()`` opens it from a local server. A program
+    that is not a ``Schedule`` shows the steps of the default schedule ``sparsetir.build``
+    gives it (``default_schedule=False``: no steps).
     """
     history = None
     if isinstance(program, Schedule):
@@ -106,19 +125,26 @@ def explore(program: Any, *, target: str = "llvm", code: Optional[str] = None,
     text = source if source is not None else "".join(linecache.getlines(home)) if home else ""
     script = _script_of(program, text, home, history, target, code)
     if script is not None:
-        return script.explore()
-    return Exploration(build_document(program, text, history, target=target, code=code))
+        return replace(script, default_schedule=default_schedule).explore()
+    note = None
+    if history is None and default_schedule:
+        history, note = default_history(program, target)
+    return Exploration(build_document(program, text, history, target=target, code=code, note=note))
 
 
 def explore_file(path: Union[str, Path], func: Optional[str] = None, schedule: Optional[Union[str, Path]] = None,
-                 target: str = "llvm", code: Optional[str] = None) -> Exploration:
+                 target: str = "llvm", code: Optional[str] = None, widths: Optional[dict[str, int]] = None) -> Exploration:
     """The explorer for a script file: ``func`` (default: its first function), with the schedule
-    history in ``schedule`` or, when not given, in ``NAME.schedule.json`` beside it, if any."""
+    history in ``schedule`` or, when not given, in ``NAME.schedule.json`` beside it, if any, else
+    the default schedule's steps; ``schedule="none"``: no steps, ``"default"``: the default
+    schedule's even when there is a ``NAME.schedule.json``. ``widths`` binds scalar parameters
+    (a feature width) to constants first, as a call with them would."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
-    sidecar = Path(schedule) if schedule is not None else path.with_suffix(SIDECAR_SUFFIX)
+    keyword = str(schedule) if str(schedule) in ("none", "default") else None
+    sidecar = Path(schedule) if schedule is not None and keyword is None else path.with_suffix(SIDECAR_SUFFIX)
     history = None
-    if schedule is not None or sidecar.is_file():
+    if keyword is None and (schedule is not None or sidecar.is_file()):
         try:
             history = History.from_json(sidecar.read_text(encoding="utf-8"))
         except (ValueError, KeyError, TypeError) as err:
@@ -126,7 +152,28 @@ def explore_file(path: Union[str, Path], func: Optional[str] = None, schedule: O
     found = _functions(parse(text, str(path)))
     if func is not None and func not in found:
         raise SparseTIRError(f"{path} has no function {func!r}; it has {', '.join(found)}")
-    return Script(text, str(path), func, history, target, code).explore()
+    return Script(text, str(path), func, history, target, code, default_schedule=keyword != "none",
+                  widths=tuple((widths or {}).items())).explore()
+
+
+#: What the explorer says above the steps of a default schedule.
+DEFAULT_NOTE = ("The default CPU schedule: what sparsetir.build applies to this program, which has no schedule of "
+                "its own (width parameters stay symbolic here; each call's widths get a specialized variant). "
+                "--schedule FILE.json replays another schedule, --schedule none shows none.")
+
+
+def default_history(program: Any, target: str) -> tuple[Optional[History], Optional[str]]:
+    """The history of the default schedule of ``program`` and the note to show with it; (None,
+    None) where ``build`` gives it none (a GPU target, stage III, a program scheduled already)."""
+    from ..runtime.target import as_target, is_gpu
+    from ..schedule.default import default_schedule, is_scheduled
+
+    try:
+        if is_gpu(as_target(target)) or pipeline.stage_of(program) == 3 or is_scheduled(program):
+            return None, None
+        return default_schedule(program).schedule.history, DEFAULT_NOTE
+    except SparseTIRError:
+        return None, None  # the program does not lower: its panes say why
 
 
 def _functions(parsed: Any) -> dict[str, Any]:

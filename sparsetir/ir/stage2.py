@@ -69,8 +69,7 @@ def func_attr_problem(key: str, value: Any, handles: set, scalars: set) -> Optio
         ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
         return None if ok else f'"{key}" is a list of axis names, got {value!r}'
     if key == PARTITIONS_ATTR:
-        shape = (f'"{key}" is a list of [boundaries handle, chunk count parameter, extent] triples '
-                 '(and optionally the indptr handle the boundaries balance)')
+        shape = f'"{key}" is a list of [boundaries handle, chunk count parameter, extent] triples'
         if not isinstance(value, list):
             return f"{shape}, got {value!r}"
         for entry in value:
@@ -78,7 +77,8 @@ def func_attr_problem(key: str, value: Any, handles: set, scalars: set) -> Optio
                 return f"{shape}, got the entry {entry!r}"
             parts, count, extent = (str(x) for x in entry[:3])
             if len(entry) == 4 and str(entry[3]) not in handles:
-                return f"{shape}: {str(entry[3])!r} is not a handle or buffer parameter"
+                return (f"{shape} (a fourth entry names the indptr the boundaries balance): "
+                        f"{str(entry[3])!r} is not a handle or buffer parameter")
             if parts not in handles:
                 return f"{shape}: {parts!r} is not a handle or buffer parameter"
             if count not in scalars:

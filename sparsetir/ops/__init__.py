@@ -482,7 +482,7 @@ def bsr_spmm(A: Any, X: Any) -> Any:
     if getattr(A, "format", None) != "bsr":
         fail(what, f"expected a scipy.sparse BSR matrix, got {getattr(A, 'format', type(A).__name__)}; use .tobsr()")
     a = prepared.get("bsr", A, lambda: _prepare_bsr(what, A))
-    data, indptr, indices, (br, bc) = a
+    data, indptr, indices, (br, bc), part = a
     m, n = A.shape
     X = dense_operand("bsr_spmm: X", X, str(data.dtype), n)
     feat = int(X.shape[1])
@@ -491,7 +491,7 @@ def bsr_spmm(A: Any, X: Any) -> Any:
         C[...] = 0
         return C
     _run(KernelKey("bsr_spmm", str(data.dtype), feat, (br, bc)), data.size * feat, np.ascontiguousarray(data), X, C, indptr, indices,
-         m // br, n // bc, data.shape[0])
+         m // br, n // bc, data.shape[0], part, part.shape[0] - 1)
     return C
 
 
@@ -508,7 +508,7 @@ def _prepare_bsr(what: str, A: Any) -> tuple:
     if data.ndim != 3 or data.shape[1:] != (br, bc):
         fail(what, f"data must have shape (nnz_blocks, {br}, {bc}), got {data.shape}")
     check_structure(what, indptr, indices, m // br, n // bc, data.shape[0])
-    return data, indptr, indices, (br, bc)
+    return data, indptr, indices, (br, bc), row_partition(indptr, _parts())
 
 
 def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> Any:

@@ -26,7 +26,7 @@ def bsr_gather_spmm_script(block: int, feat: int, dtype: str) -> SparseFunction:
 
     The block's rows are iterated inside the block-column loop (``[IO, JO, II, JI, K]``), so a
     schedule can keep all ``block`` output rows of a block row in registers and use each loaded
-    row of B for all of them (``cpu_recipes.schedule_bsr_blocked``). C and B are the padded
+    row of B for all of them (``schedule.bsr_blocked``). C and B are the padded
     matrices: ``mb * block`` rows and ``nb * block`` rows.
     """
 

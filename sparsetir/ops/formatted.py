@@ -13,7 +13,7 @@ the new format to the CSR entry it holds (``format_scripts``), so a call gathers
 its values summed into the new layout on each call instead, an O(nnz) pass.)
 
 - ``bsr``: blocks of ``block`` x ``block``; the kernel keeps the whole block row's output tile in
-  registers (``cpu_recipes.schedule_bsr_blocked``). A zero cell of a stored block is a stored
+  registers (``schedule.bsr_blocked``). A zero cell of a stored block is a stored
   zero (``0 * inf`` is NaN there, as in SciPy's BSR).
 - ``ell`` and ``hyb``: every row in one bucket of rows of similar length (``hyb``: widths
   1, 2, 4, ..., ``ell``: one width), a row longer than the widest bucket in several pieces of it;

@@ -1,10 +1,12 @@
 """Building the scheduled kernels of ``sparsetir.ops``, once per configuration.
 
-Every kernel goes the normal way: a stage-I script (``scripts.py``) is lowered to stage II,
-its row loop is split into nnz-balanced chunks (``partition_rows``), the stage-II function is
-scheduled through ``sparsetir.Schedule`` (the recipes of ``sparsetir/schedule/cpu_recipes.py``;
-every step passes the same sparse guards and checks as a user's, and is recorded), and
-``sparsetir.build`` compiles it. A ``KernelLibrary`` keeps the resulting ``Kernel`` per
+Every kernel goes the way a user's script goes: a stage-I script (``scripts.py``) is scheduled
+by the default CPU rules (``schedule/default``: nnz-balanced row chunks, register tiles, vector
+dot products), every step through ``sparsetir.Schedule`` with the same sparse guards and
+checks as a user's, and ``sparsetir.build`` compiles it. What the rules cannot know comes on
+top: SDDMM's scaling iteration fused into the dot product's row loop and store
+(``fuse_rows.py``), the gathered BSR format's block tile (``schedule/bsr_blocked.py``), and
+prefetching chosen per matrix (``KernelKey.prefetch``). A ``KernelLibrary`` keeps the resulting ``Kernel`` per
 configuration (operation, dtype, constant widths), so a configuration is scheduled and
 compiled on its first use only; the compiled code itself also lives in the build cache.
 """
@@ -15,6 +17,8 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
+import numpy as np
+
 from ..driver import build, constraints_of
 from ..ir.function import SparseFunction
 from ..ir.stage2 import Stage2Function
@@ -24,14 +28,17 @@ from ..runtime.cache import KernelCache, default_cache
 from ..runtime.disk_cache import DiskCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
-from ..schedule import cpu_recipes as recipes
+from ..schedule.bsr_blocked import schedule_bsr_blocked
+from ..schedule.default import Choices, default_schedule
+from ..schedule.default.dot_product import REASSOCIATING as DOT_PRODUCT_OPTIONS, dot_product
+from ..schedule.default.register_tile import tile_vectors, vector_width
 from ..schedule.schedule import Schedule
 from ..transforms import pipeline
 from ..transforms.horizontal_fusion import horizontal_fusion
 from ..transforms.partition import partition_rows
+from ..transforms.prefetch_gathered_rows import prefetch_gathered_rows
 from . import format_scripts, scripts
 from .fuse_rows import fold_row_epilogue, fuse_row_loops
-from .prefetch import prefetch_gathered_rows
 
 
 @dataclass(frozen=True)
@@ -54,8 +61,14 @@ def vector_lanes(dtype: str) -> int:
 
 
 def _stage2(script: SparseFunction) -> Stage2Function:
-    """A kernel script at stage II, as LowerSparseIter writes it (where the recipes start)."""
+    """A kernel script at stage II, as LowerSparseIter writes it."""
     return pipeline.lower(script, until=pipeline.STAGE_II)
+
+
+def _default(script: SparseFunction) -> Stage2Function:
+    """``script`` scheduled by the default CPU rules (``schedule/default``): exactly what
+    ``sparsetir.build`` does with a user's script of the same computation."""
+    return default_schedule(script).schedule.func
 
 
 def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: bool = False) -> Stage2Function:
@@ -63,8 +76,8 @@ def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: boo
 
 
 def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2Function:
-    """``f2`` scheduled by ``apply`` through ``sparsetir.Schedule``: the recipes call TVM's
-    primitives by name on it, and each step is guarded, checked and recorded as a user's is."""
+    """``f2`` scheduled by ``apply`` through ``sparsetir.Schedule``: each step is guarded,
+    checked and recorded as a user's is."""
     sch = Schedule(f2, round_trip=False)  # tests/script/test_stage2_roundtrip.py round-trips every ops kernel
     apply(sch)
     return sch.func
@@ -74,7 +87,7 @@ def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2F
 #: this target: the lane sum of a vector dot product then becomes a shuffle tree
 #: (``llvm.vector.reduce.fadd``) instead of a chain of scalar adds, 2x faster for SDDMM.
 #: NaN and infinity semantics are kept (no ``nnan``/``ninf``).
-REASSOCIATING = {"fast-math-reassoc": True, "fast-math-nsz": True, "fast-math-contract": True}
+REASSOCIATING = DOT_PRODUCT_OPTIONS
 
 
 def split_width(feat: int, lanes: int, max_vectors: int = 8) -> Optional[tuple[int, int]]:
@@ -86,119 +99,73 @@ def split_width(feat: int, lanes: int, max_vectors: int = 8) -> Optional[tuple[i
     row's nonzeros (127: one scalar per pass, 127 passes, 10x slower than at 128). Split, the
     main part gets full vectors and the tail (under one vector) a tile of its own: one extra
     pass. Measured on cora SpMM: 127 0.79 -> 0.08 ms, 100 0.083 -> 0.053, 33 0.110 -> 0.031."""
-    width = recipes.vector_width_for(feat, lanes)
+    width = vector_width(feat, lanes)
     if feat <= lanes or width == lanes:
         return None
     vectors = feat // width
-    if vectors == recipes.spmm_register_tile(feat, width, max_vectors):
+    if vectors == tile_vectors(feat, width, max_vectors):
         return None  # one pass already
     return feat - feat % lanes, feat % lanes
 
 
-def _split_spmm_like(script: SparseFunction, name: str, main: int, tail: int,
-                     lanes: int) -> Stage2Function:
-    """An SpMM-shaped main + tail script (row iterations ``name`` and ``name_tail``): one
-    nnz-balanced partition for both, each part register-tiled at its own width."""
-    f2 = _partitioned(_stage2(script), [f"{name}0", f"{name}_tail0"], parallel=True)
-
-    def schedule(s: Schedule) -> None:
-        recipes.schedule_spmm(s, f"{name}0", f"{name}1", main, lanes, parallel=False)
-        recipes.schedule_spmm(s, f"{name}_tail0", f"{name}_tail1", tail, lanes, max_vectors=lanes, parallel=False)
-
-    return _scheduled(f2, schedule)
-
-
 def make_spmm(key: KernelKey) -> Stage2Function:
-    """CSR SpMM: nnz-balanced row chunks, register-tiled over the feature axis."""
-    lanes = vector_lanes(key.dtype)
-    split = split_width(key.feat, lanes)
+    """CSR SpMM by the default rules: nnz-balanced row chunks, register-tiled over the feature
+    axis (an awkward width as full vectors plus a tail, two iterations of the script)."""
+    split = split_width(key.feat, vector_lanes(key.dtype))
     if split is None:
-        f2 = _partitioned(_stage2(scripts.spmm_script(key.feat, key.dtype)), "spmm0")
-        return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, lanes))
-    main, tail = split
-    return _split_spmm_like(scripts.spmm_split_script(main, tail, key.dtype), "spmm", main, tail, lanes)
+        return _default(scripts.spmm_script(key.feat, key.dtype))
+    return _default(scripts.spmm_split_script(*split, key.dtype))
 
 
 def make_sddmm(key: KernelKey) -> Stage2Function:
-    """CSR SDDMM: nnz-balanced row chunks, vector dot products, each scaled by ``A`` once as it
-    is stored (the scaling iteration joins the row loop, ``fuse_row_loops``, and then the store
-    of the lane sum, ``fold_row_epilogue``); a width that is not a multiple of the vector (and
-    whose widest dividing vector is under half of one) as whole vectors, the last one
-    overlapping (``scripts.sddmm_overlap_script``)."""
+    """CSR SDDMM: nnz-balanced row chunks, vector dot products (the ``dot_product`` rule's
+    steps), each scaled by ``A`` once as it is stored (the scaling iteration joins the row
+    loop, ``fuse_row_loops``, and then the store of the lane sum, ``fold_row_epilogue``); a
+    width that is not a multiple of the vector (and whose widest dividing vector is under half
+    of one) as whole vectors, the last one overlapping (``scripts.sddmm_overlap_script``)."""
     lanes = vector_lanes(key.dtype)
     blocks = ("sddmm0", "sddmm_scale0")
-    width = recipes.vector_width_for(key.feat, lanes)
+    width = vector_width(key.feat, lanes)
     if key.feat > lanes and width < lanes // 2:
         script = scripts.sddmm_overlap_script(key.feat, key.dtype, lanes)
-        padded, width = lanes * (key.feat // lanes + 1), lanes
-        schedule = lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", padded, lanes, split=False, parallel=False)
+        width, split = lanes, False
     else:
         script = scripts.sddmm_script(key.feat, key.dtype)
-        schedule = lambda s: recipes.schedule_sddmm(s, "sddmm0", "sddmm1", key.feat, lanes, parallel=False)
-    f2 = _scheduled(fuse_row_loops(_partitioned(_stage2(script), list(blocks), parallel=True), *blocks),
-                    schedule)
+        split = True
+    f2 = fuse_row_loops(_partitioned(_stage2(script), list(blocks), parallel=True), *blocks)
+    if width > 1:
+        f2 = _scheduled(f2, lambda s: dot_product(s, "sddmm1", width, split=split))
     # With vectors, the schedule leaves one store of each dot product (the lane sum's copy out):
     # the scaling folds into it. Scalar dot products accumulate in O, so the scaling stays a loop.
     return fold_row_epilogue(f2, "sddmm_scale0", "O") if width > 1 else f2
 
 
-#: Rows at least this wide (bytes) are summed streaming (``schedule_spmm_rowwise``), narrower
-#: ones register-tiled: measured crossover between 1 KB (tile 1.5x faster) and 2 KB (streaming
-#: 1.5x faster on cora, 1.3x on pubmed).
-STREAMED_ROW_BYTES = 2048
-
-
 def make_segment_sum(key: KernelKey) -> Stage2Function:
-    """Segment sum: balanced segment chunks, vectorized over the feature axis; wide rows streamed,
-    awkward widths as full vectors plus a tail (``split_width``)."""
-    lanes = vector_lanes(key.dtype)
-    if key.feat * (64 // lanes) >= STREAMED_ROW_BYTES:
-        f2 = _partitioned(_stage2(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
-        return _scheduled(f2, lambda s: recipes.schedule_spmm_rowwise(s, "segment_sum0", "segment_sum1", key.feat, lanes))
-    split = split_width(key.feat, lanes)
-    if split is None:
-        f2 = _partitioned(_stage2(scripts.segment_sum_script(key.feat, key.dtype)), "segment_sum0")
-        return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "segment_sum0", "segment_sum1", key.feat, lanes))
-    main, tail = split
-    return _split_spmm_like(scripts.segment_sum_split_script(main, tail, key.dtype), "segment_sum", main, tail,
-                            lanes)
+    """Segment sum by the default rules: balanced segment chunks; wide rows streamed
+    (``streamed_rows``), narrower ones register-tiled; awkward widths as full vectors plus a tail."""
+    split = split_width(key.feat, vector_lanes(key.dtype))
+    if split is None or key.feat * np.dtype(key.dtype).itemsize >= Choices().streamed_row_bytes:
+        return _default(scripts.segment_sum_script(key.feat, key.dtype))
+    return _default(scripts.segment_sum_split_script(*split, key.dtype))
 
 
 def make_bsr_spmm(key: KernelKey) -> Stage2Function:
-    """BSR SpMM: block rows in parallel, the feature axis vectorized (awkward widths as full
-    vectors plus a tail)."""
+    """BSR SpMM by the default rules: block rows in chunks of equal blocks, each output row
+    register-tiled over the block's columns (awkward widths as full vectors plus a tail)."""
     br, bc = key.block
-    lanes = vector_lanes(key.dtype)
-    split = split_width(key.feat, lanes)
+    split = split_width(key.feat, vector_lanes(key.dtype))
     if split is None:
-        f2 = _stage2(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
-        return _scheduled(f2, lambda s: recipes.schedule_bsr_spmm(s, "bsr_spmm0", "bsr_spmm1", key.feat, lanes))
-    main, tail = split
-    f2 = _stage2(scripts.bsr_spmm_split_script(br, bc, main, tail, key.dtype))
-
-    def schedule(s: Schedule) -> None:
-        recipes.schedule_bsr_spmm(s, "bsr_spmm0", "bsr_spmm1", main, lanes)
-        recipes.schedule_spmm(s, "bsr_spmm_tail0", "bsr_spmm_tail1", tail, lanes, max_vectors=lanes)
-
-    return _scheduled(f2, schedule)
+        return _default(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
+    return _default(scripts.bsr_spmm_split_script(br, bc, *split, key.dtype))
 
 
 def make_ell_spmm(key: KernelKey) -> Stage2Function:
-    """ELL SpMM: rows in parallel, register-tiled over the feature axis (awkward widths as full
-    vectors plus a tail)."""
-    lanes = vector_lanes(key.dtype)
-    split = split_width(key.feat, lanes)
+    """ELL SpMM by the default rules: rows in parallel, register-tiled over the feature axis
+    (awkward widths as full vectors plus a tail)."""
+    split = split_width(key.feat, vector_lanes(key.dtype))
     if split is None:
-        f2 = _stage2(scripts.ell_spmm_script(key.feat, key.dtype))
-        return _scheduled(f2, lambda s: recipes.schedule_ell_spmm(s, "ell_spmm0", key.feat, lanes))
-    main, tail = split
-    f2 = _stage2(scripts.ell_spmm_split_script(main, tail, key.dtype))
-
-    def schedule(s: Schedule) -> None:
-        recipes.schedule_spmm(s, "ell_spmm0", "ell_main0", main, lanes)
-        recipes.schedule_spmm(s, "ell_spmm_tail0", "ell_tail0", tail, lanes, max_vectors=lanes)
-
-    return _scheduled(f2, schedule)
+        return _default(scripts.ell_spmm_script(key.feat, key.dtype))
+    return _default(scripts.ell_spmm_split_script(*split, key.dtype))
 
 
 def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
@@ -206,51 +173,45 @@ def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
     equal work in parallel, the block row's output tile in registers (``schedule_bsr_blocked``)."""
     b = key.block[0]
     f2 = _partitioned(_stage2(format_scripts.bsr_gather_spmm_script(b, key.feat, key.dtype)), "bsr0", parallel=True)
-    return _scheduled(f2, lambda s: recipes.schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
+    return _scheduled(f2, lambda s: schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
 
 
 def make_csr_gather_spmm(key: KernelKey) -> Stage2Function:
-    """CSR SpMM with values gathered through a position map (``format_scripts``): scheduled as
-    CSR SpMM (nnz-balanced chunks, register tiles)."""
-    f2 = _partitioned(_stage2(format_scripts.csr_gather_spmm_script(key.feat, key.dtype)), "spmm0")
-    return _scheduled(f2, lambda s: recipes.schedule_spmm(s, "spmm0", "spmm1", key.feat, vector_lanes(key.dtype)))
+    """CSR SpMM with values gathered through a position map (``format_scripts``), by the default
+    rules (scheduled as CSR SpMM)."""
+    return _default(format_scripts.csr_gather_spmm_script(key.feat, key.dtype))
 
 
 def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
     """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
-    bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), each bucket
-    register-tiled as CSR SpMM is."""
+    bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), then the
+    default rules (each bucket register-tiled as CSR SpMM is, the zeroing vectorized)."""
     if not key.widths:
         raise ValueError("hybrid_spmm needs at least one bucket width")
-    lanes = vector_lanes(key.dtype)
     blocks = ["zero0"] + [f"ell_{w}0" for w in key.widths]
-    f2 = horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)), blocks)
+    return _default_stage2(horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)),
+                                             blocks))
 
-    def schedule(s: Schedule) -> None:
-        width = recipes.vector_width_for(key.feat, lanes)
-        if width > 1:
-            _, kv = s.split(s.get_loops("zero0")[-1], [None, width], disable_predication=True)
-            s.vectorize(kv)
-        for w in key.widths:
-            recipes.schedule_spmm(s, f"ell_{w}0", f"ell_{w}1", key.feat, lanes, parallel=False)
 
-    return _scheduled(f2, schedule)
+def _default_stage2(f2: Stage2Function) -> Stage2Function:
+    return default_schedule(f2).schedule.func
 
 
 def make_softmax(key: KernelKey) -> Stage2Function:
-    """Sparse softmax in one kernel: nnz-balanced row chunks in parallel (the GPU path's; the
-    CPU ops run ``softmax_shift``, NumPy's exp, ``softmax_scale``: see ``ops._softmax_values``)."""
-    return _partitioned(_stage2(scripts.softmax_script(key.dtype)), "softmax0", parallel=True)
+    """Sparse softmax in one kernel, by the default rules: nnz-balanced row chunks in parallel
+    (the GPU path's; the CPU ops run ``softmax_shift``, NumPy's exp, ``softmax_scale``: see
+    ``ops._softmax_values``)."""
+    return _default(scripts.softmax_script(key.dtype))
 
 
 def make_softmax_shift(key: KernelKey) -> Stage2Function:
-    """Each stored entry minus its row's maximum: nnz-balanced row chunks in parallel."""
-    return _partitioned(_stage2(scripts.softmax_shift_script(key.dtype)), "softmax0", parallel=True)
+    """Each stored entry minus its row's maximum, by the default rules: nnz-balanced row chunks."""
+    return _default(scripts.softmax_shift_script(key.dtype))
 
 
 def make_softmax_scale(key: KernelKey) -> Stage2Function:
-    """Each stored entry over its row's sum, in place: nnz-balanced row chunks in parallel."""
-    return _partitioned(_stage2(scripts.softmax_scale_script(key.dtype)), "softmax0", parallel=True)
+    """Each stored entry over its row's sum, in place, by the default rules: nnz-balanced row chunks."""
+    return _default(scripts.softmax_scale_script(key.dtype))
 
 
 #: Operations whose kernels are built with ``REASSOCIATING`` target options.

@@ -104,7 +104,7 @@ def kernel_of(compiled: Compiled, constraints: Sequence[Constraint], func: Optio
     symbol = str(func.attrs["global_symbol"])
     signature = signature_of(func, symbol)
     device = "cuda" if is_gpu(compiled.target) else "cpu"
-    return Kernel(signature, CallValidator(signature, list(constraints), device=device), compiled)
+    return Kernel(signature, CallValidator(signature, list(constraints), device=device), compiled, func)
 
 
 def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constraints: Sequence[Constraint],

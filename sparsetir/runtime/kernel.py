@@ -20,10 +20,14 @@ from .validate import CallValidator, prepare_unchecked
 class Kernel:
     """A compiled stage-III function with argument binding and validation."""
 
-    def __init__(self, signature: Signature, validator: CallValidator, compiled: Compiled):
+    def __init__(self, signature: Signature, validator: CallValidator, compiled: Compiled, func: Any = None):
         self.signature = signature
         self.compiled = compiled
         self._validator = validator
+        # The function this kernel was built from: the compiled one, or an equal one from
+        # another source (a cache hit), whose own spans the generated code's lines should name.
+        self._func = func if func is not None else compiled.func
+        self._own_source: Any = None
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
         )
@@ -74,12 +78,26 @@ class Kernel:
                 raise ValueError(f"{self.name} was compiled for {self.target.kind.name}, which has no CUDA "
                                  "source; build it with target=\"cuda\"")
             return self.compiled.program.source
-        module = self.compiled.source_module
+        module = self._source_module()
         if fmt in (None, "ll", "llvm"):
             return str(module.inspect_source("ll"))
         if fmt in ("asm", "s"):
             return str(module.inspect_source("asm"))
         raise ValueError(f"unknown source format {fmt!r}; use 'll', 'asm' or 'cuda'")
+
+    def _source_module(self) -> Any:
+        """A module printing the generated code with this kernel's own source lines: the cached
+        compilation's, unless that was compiled from an equal program read from another source
+        (then this program is compiled again for its listing, once)."""
+        if self._func is self.compiled.func or _spans_of(self._func) == _spans_of(self.compiled.func):
+            return self.compiled.source_module
+        if self._own_source is None:
+            from .._tvm import tvm
+
+            symbol = str(self.compiled.func.attrs["global_symbol"])
+            func = self._func.with_attr("global_symbol", symbol)
+            self._own_source = tvm.compile(tvm.IRModule({symbol: func}), target=self.compiled.target).mod
+        return self._own_source
 
     def __repr__(self) -> str:
         return f"Kernel({self.name}({', '.join(self.params)}) -> {self.target.kind.name})"
@@ -101,6 +119,14 @@ def bind_arguments(kernel: Any, args: tuple, kwargs: dict) -> list:
     except TypeError as err:
         raise ArgumentError(f"{kernel.name}(): {err}") from err
     return [bound.arguments[n] for n in names]
+
+
+def _spans_of(func: Any) -> Any:
+    """The source-line table of a compiled function (``sparsetir.spans``), or None."""
+    from ..ir.stage2 import SPANS_ATTR
+
+    attrs = func.attrs
+    return str(attrs[SPANS_ATTR]) if attrs is not None and SPANS_ATTR in attrs else None
 
 
 def call_error(name: str, err: Exception) -> SparseTIRError:

@@ -33,7 +33,7 @@ from .guards import check_after, check_before
 from .handles import decode, encode
 from .history import History, Step
 from .stage1 import STAGE1_PRIMITIVES, find_iteration, iteration_names
-from .thread_binding import bind_independent, independent_iterations, parallel_independent, refused_for_dataflow
+from .thread_binding import bind_independent, independent_iterations, refused_for_dataflow, run_independent
 from .tvm_primitives import QUERIES, TRANSFORMS, bind_arguments, call_with
 
 STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
@@ -239,19 +239,20 @@ class Schedule:
         return result
 
     def _call_tvm(self, name: str, arguments: dict[str, Any]) -> Any:
-        """TVM's primitive; a ``bind`` or ``parallel`` TVM refuses only for its dataflow rule is
-        applied by sparsetir when it can prove the loop's iterations independent
+        """TVM's primitive; a ``bind``, ``parallel`` or ``vectorize`` TVM refuses only for its
+        dataflow rule is applied by sparsetir when it can prove the loop's iterations independent
         (``thread_binding.py``)."""
         try:
             return call_with(getattr(self._tvm, name), arguments)
         except TVMScheduleError as err:
-            if name not in ("bind", "parallel") or not refused_for_dataflow(err):
+            if name not in ("bind", "parallel", "vectorize") or not refused_for_dataflow(err):
                 raise
             try:
                 if name == "bind":
                     bind_independent(self._tvm, arguments["loop"], arguments["thread_axis"], self._nested_buffers())
                 else:
-                    parallel_independent(self._tvm, arguments["loop"], self._nested_buffers())
+                    kind = tirx.ForKind.PARALLEL if name == "parallel" else tirx.ForKind.VECTORIZED
+                    run_independent(self._tvm, arguments["loop"], kind, self._nested_buffers())
             except ScheduleError as ours:
                 raise ScheduleError(f"refused by TVM (its subtree is not compact dataflow), and {ours}") from err
             return None

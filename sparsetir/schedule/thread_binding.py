@@ -27,8 +27,8 @@ binds the loop itself after proving what makes the binding safe (``independent_i
    may collide: a buffer accessed under the loop by atomic adds only is safe whatever its
    indices.
 
-``parallel`` on the CPU does the same after proving conditions 2 and 3 (a parallel loop may sit
-below other statements: they still run once).
+``parallel`` and ``vectorize`` on the CPU do the same after proving conditions 2 and 3 (such a
+loop may sit below other statements: they still run once).
 
 Binding then changes only the loop's kind (``ForKind.THREAD_BINDING`` with the thread's
 ``IterVar``, as TVM's ``bind`` writes it) through the schedule's state, so every handle stays
@@ -70,16 +70,19 @@ def bind_independent(sch: Schedule, loop: Any, thread: str, nested: Sequence[str
     sch.state.replace(sch.get_sref(loop), bound)
 
 
-def parallel_independent(sch: Schedule, loop: Any, nested: Sequence[str] = ()) -> None:
-    """Make ``loop`` a CPU ``parallel`` loop after proving its iterations independent (the
-    module docs' condition 2 and 3: unlike a GPU binding, it may sit below other statements)."""
+def run_independent(sch: Schedule, loop: Any, kind: Any, nested: Sequence[str] = ()) -> None:
+    """Make ``loop`` a CPU ``parallel`` or ``vectorized`` loop (``kind``, a ``tirx.ForKind``) after
+    proving its iterations independent (the module docs' conditions 2 and 3: unlike a GPU
+    binding, it may sit below other statements, which still run once)."""
     reason = independent_iterations(sch, loop, nested, heads_kernel=False)
     if reason is not None:
         raise ScheduleError(reason)
     node = sch.get(loop)
-    parallel = tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.PARALLEL, node.body, None,
+    if kind == tirx.ForKind.VECTORIZED and not isinstance(node.extent, tirx.IntImm):
+        raise ScheduleError(f"loop '{node.loop_var.name}' has no constant extent to vectorize")
+    replaced = tirx.For(node.loop_var, node.min, node.extent, kind, node.body, None,
                         node.annotations, node.step, node.span)
-    sch.state.replace(sch.get_sref(loop), parallel)
+    sch.state.replace(sch.get_sref(loop), replaced)
 
 
 def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (), heads_kernel: bool = True) -> Optional[str]:
@@ -285,4 +288,4 @@ def _start_of(var: Var, inner: list[tuple[Var, Any]]) -> Any:
     return var
 
 
-__all__ = ["bind_independent", "independent_iterations", "parallel_independent", "refused_for_dataflow"]
+__all__ = ["bind_independent", "independent_iterations", "run_independent", "refused_for_dataflow"]

@@ -8,6 +8,7 @@ dtype strings). Every construct builds its IR node directly, with the span of it
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any, Mapping, Optional
 
 from .._tvm import Expr, Var, tirx
@@ -656,10 +657,12 @@ def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captu
 
 
 def specialize(func: SparseFunction, bindings: Mapping[Any, Any]) -> SparseFunction:
-    """Bind scalar parameters to constants by re-reading the printed function.
+    """Bind scalar parameters to constants by reading the function's script again.
 
     The bound names become captured constants, exactly as if the script had been written inside
-    a Python function that closes over them; the parameters leave the signature.
+    a Python function that closes over them; the parameters leave the signature. The script
+    read is the function's own file when it still holds the function as parsed (so every span
+    of the result points into the user's file, as the explorer needs), else the printed function.
     """
     from .printer import print_function
 
@@ -676,13 +679,40 @@ def specialize(func: SparseFunction, bindings: Mapping[Any, Any]) -> SparseFunct
         if not isinstance(value, (int, float, bool)):
             raise TypeError(f"parameter '{name}' can only be bound to a number, got {type(value).__name__}")
         values[name] = value
-    text = print_function(func)
-    source = Source(text, f"<specialized {func.name}>")
-    tree = source.parse()
-    node = tree.body[0]
+    found = _original(func)
+    if found is None:
+        source = Source(print_function(func), f"<specialized {func.name}>")
+        found = source, source.parse().body[0]
+    source, node = found
     node.args.args = [a for a in node.args.args if a.arg not in values]
-    alias = _decorator_alias(node) or "T"
-    return parse_function_node(source, node, alias, values)
+    return parse_function_node(source, node, _decorator_alias(node) or "T", values)
+
+
+def _original(func: SparseFunction) -> Optional[tuple[Source, ast.FunctionDef]]:
+    """The script file ``func`` was parsed from and its definition there, when reading that
+    definition again (without captures) gives ``func``: a file edited since, or a function
+    that closed over Python values, is not its own script any more."""
+    import linecache
+
+    from ..ir import structural_equal
+
+    span = func.span
+    filename = str(span.source_name.name) if span is not None and span.source_name is not None else None
+    if not filename or filename.startswith("<"):
+        return None
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        return None
+    try:
+        source = Source(text, filename)
+        nodes = [stmt for stmt in source.parse().body if isinstance(stmt, ast.FunctionDef) and stmt.name == func.name
+                 and stmt.lineno <= int(span.line) <= (stmt.end_lineno or stmt.lineno)]
+        if len(nodes) != 1 or _decorator_alias(nodes[0]) is None:
+            return None
+        again = parse_function_node(source, copy.deepcopy(nodes[0]), _decorator_alias(nodes[0]), {})
+    except ScriptError:
+        return None
+    return (source, nodes[0]) if structural_equal(again, func) else None
 
 
 __all__ = ["FunctionParser", "parse_function_node", "parse_module", "specialize", "literal_const"]

@@ -69,7 +69,7 @@ def test_diffs_of_passes_and_steps(document):
 
 def test_a_program_that_starts_at_stage_ii_has_no_stage_i():
     stage2 = sparsetir.lower_sparse_iter(example_function())
-    exploration = explore(stage2)
+    exploration = explore(stage2, default_schedule=False)
     doc = exploration.document
     assert doc["start_stage"] == "II" and not doc["editable"]
     view = doc["views"][0]
@@ -77,6 +77,17 @@ def test_a_program_that_starts_at_stage_ii_has_no_stage_i():
     assert [p["name"] for p in view["passes"]] == [p.name for p in pipeline.PASSES if p.reads == 2]
     assert "c[vi, vk] = c[vi, vk] +" in pane_text(doc, view["stage3"])
     assert doc["steps_note"].startswith("No schedule steps")
+
+
+def test_a_program_without_a_schedule_shows_the_default_schedule_steps():
+    stage2 = sparsetir.lower_sparse_iter(example_function())
+    doc = explore(stage2).document
+    assert doc["steps_note"].startswith("The default CPU schedule")
+    assert [s["primitive"] for s in doc["steps"]] == ["partition_rows"]  # the width stays symbolic
+    specialized = explore(example_function().specialize({"feat_size": 32})).document
+    primitives = [s["primitive"] for s in specialized["steps"]]
+    assert primitives[:2] == ["lower_sparse_iter", "partition_rows"] and "cache_write" in primitives
+    assert "T.vectorized(16)" in pane_text(specialized, specialized["views"][-1]["stage2"])
 
 
 def test_explore_a_schedule_shows_its_steps_and_is_editable_from_its_file():

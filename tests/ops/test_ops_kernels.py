@@ -209,7 +209,7 @@ def test_spmm_does_not_prefetch_runs_of_columns():
 def test_prefetch_rewrite_targets_the_row_loop():
     import sparsetir
     from sparsetir.ops import kernels
-    from sparsetir.ops.prefetch import prefetch_gathered_rows
+    from sparsetir.transforms.prefetch_gathered_rows import prefetch_gathered_rows
 
     f3 = sparsetir.lower_sparse_buffer(kernels.make_sddmm(kernels.KernelKey("sddmm", "float32", 32)))
     text = prefetch_gathered_rows(f3, "y", "indptr", "indices", "nnz", distance=8).script()

@@ -7,6 +7,7 @@ import pytest
 
 import sparsetir
 from sparsetir.ops import kernels, scripts
+from sparsetir.schedule.default.register_tile import register_tile
 from sparsetir.ops.inputs import row_partition
 from sparsetir.transforms.lower_sparse_iter import lower_sparse_iter
 
@@ -17,12 +18,12 @@ def _spmm_stage2():
     return kernels._partitioned(lower_sparse_iter(scripts.spmm_script(32, "float32")), "spmm0")
 
 
-def test_recipes_run_on_a_sparsetir_schedule_and_are_recorded():
+def test_rule_steps_run_on_a_sparsetir_schedule_and_are_recorded():
     seen = []
 
     def apply(sch):
         assert isinstance(sch, sparsetir.Schedule)
-        kernels.recipes.schedule_spmm(sch, "spmm0", "spmm1", 32, 16)
+        register_tile(sch, "spmm1", 32, 1, 16)
         seen.extend(step.primitive for step in sch.history)
 
     f2 = kernels._scheduled(_spmm_stage2(), apply)

@@ -87,7 +87,9 @@ def test_llvm_ir_lines_map_through_their_debug_locations():
 
 def test_assembly_lines_map_through_loc_directives():
     file, _, func = next(e for e in EXAMPLES if e[1] == "csr_spmm")
-    lst = code_listing(sparsetir.build(func).source("asm"), "asm", file)
+    # Serial code: TVM gives the function it outlines for a parallel loop debug locations in
+    # LLVM IR, but LLVM's assembly of it has no .loc lines (it has no debug subprogram).
+    lst = code_listing(sparsetir.build(func, schedule="none").source("asm"), "asm", file)
     rows = list(zip(lst.lines, lst.lines_in(file)))
     assert {n for _, lines in rows for n in lines} == {27, 28}
     assert all(not where for line, where in rows if line.lstrip().startswith((".", "#")) or line.endswith(":"))

@@ -22,7 +22,7 @@ widths a call passes are specialized first (``widths.py``, done per call value b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..._tvm import tirx
@@ -59,6 +59,9 @@ class DefaultSchedule:
     schedule: Schedule
     target_options: dict[str, Any] = field(default_factory=dict)
     decisions: list[Decision] = field(default_factory=list)
+    #: dense operands whose rows the scheduled loops gather (``facts.Gather``): what
+    #: ``Choices.prefetch`` prefetches once the program is at stage III
+    gathers: list[Any] = field(default_factory=list)
 
     @property
     def applied(self) -> list[Decision]:
@@ -100,6 +103,7 @@ def default_schedule(func: Any, choices: Choices = Choices(), rules: tuple[Rule,
                     sch = trial
                     result.schedule = sch
                     result.target_options.update(context.target_options)
+                    result.gathers.extend(g for g in context.gathers if g not in result.gathers)
                     result.decisions.append(Decision(rule.name, where, True))
     return result
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..schedule import Schedule
-from .facts import BlockFacts, Nest, inner_loop, vars_of
+from .facts import BlockFacts, Nest, gathered_rows, inner_loop, vars_of
 from .register_tile import vector_width
 from .rule import Context, Rule
 
@@ -46,13 +46,21 @@ class DotProduct(Rule):
             return False
         dot_product(sch, block.name, width)
         context.target_options.update(REASSOCIATING)
+        gather = gathered_rows(block, context.func)
+        if gather is not None:
+            context.gathers.append(gather)
         return True
 
 
-def dot_product(sch: Schedule, block: str, width: int) -> None:
-    """The steps of the rule on ``block`` (loops ``..., j, k``) with vectors of ``width`` lanes."""
-    _, k = sch.get_loops(block)[-2:]
-    _, lane = sch.split(k, [None, width], disable_predication=True)
+def dot_product(sch: Schedule, block: str, width: int, split: bool = True) -> None:
+    """The steps of the rule on ``block`` (loops ``..., j, k``) with vectors of ``width`` lanes;
+    ``split=False``: the block already iterates ``(j, vector, lane)`` over ``width`` lanes (as
+    ``ops.scripts.sddmm_overlap_script`` does)."""
+    if split:
+        _, k = sch.get_loops(block)[-2:]
+        _, lane = sch.split(k, [None, width], disable_predication=True)
+    else:
+        lane = sch.get_loops(block)[-1]
     partial = sch.rfactor(lane, 0)
     j = sch.get_loops(partial)[-3]
     sch.reverse_compute_at(block, j)

@@ -254,3 +254,34 @@ def _unit_stride(index: Any, var: Var) -> bool:
         return any(isinstance(mine, Var) and mine.same_as(var) and not uses_var(rest, var)
                    for mine, rest in ((index.a, index.b), (index.b, index.a)))
     return False
+
+
+@dataclass(frozen=True)
+class Gather:
+    """Rows of a dense operand read at coordinates stored in a sparse axis's indices, one row
+    per stored entry (SpMM's ``B[J_indices[i, j], :]``): what a prefetch can fetch ahead.
+    Every name is the kernel's parameter name (the script's)."""
+
+    dense: str
+    indptr: str
+    indices: str
+    nnz: str
+
+
+def gathered_rows(block: BlockFacts, func: Any) -> Optional[Gather]:
+    """The dense operand ``block`` gathers rows of (a 2-D parameter indexed by a sparse axis's
+    coordinates in its first dimension), with that axis's structure parameters."""
+    names = {str(p.name): n for p, n in zip(func.prim.params, func.param_names)}
+    for load in block.loads:
+        if len(load.indices) != 2 or load.buffer not in names:
+            continue
+        lead = load.indices[0]
+        if not isinstance(lead, TensorLoad):
+            continue
+        source = str(lead.source.name)
+        axis = next((a for a in func.axes if a.is_variable and a.indices is not None
+                     and str(a.indices.name) == source and a.indptr is not None and isinstance(a.nnz, Var)), None)
+        if axis is None or str(axis.indptr.name) not in names or source not in names:
+            continue
+        return Gather(names[load.buffer], names[str(axis.indptr.name)], names[source], str(axis.nnz.name))
+    return None

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..schedule import Schedule
-from .facts import BlockFacts, InnerLoop, Nest, inner_loop, vars_of
+from .facts import BlockFacts, InnerLoop, Nest, gathered_rows, inner_loop, vars_of
 from .rule import Context, Rule
 
 
@@ -64,14 +64,18 @@ class RegisterTile(Rule):
             return False
         register_tile(sch, block.name, inner.extent, len(inner.reductions),
                       context.choices.lanes(block.stores[0].dtype), context.choices.max_vectors)
+        gather = gathered_rows(block, context.func)
+        if gather is not None:
+            context.gathers.append(gather)
         return True
 
 
 def register_tile(sch: Schedule, block: str, extent: int, reductions: int, lanes: int, max_vectors: int = 8) -> None:
     """The steps of the rule on ``block``, whose last ``reductions + 1`` loops are the reduction
-    loops and the output row's loop of ``extent`` iterations."""
+    loops and the output row's loop of ``extent`` iterations. A tile of scalars (an extent no
+    vector divides, such as a tail of 15 columns) may hold ``lanes`` of them: one vector's worth."""
     width = vector_width(extent, lanes)
-    tile = tile_vectors(extent, width, max_vectors)
+    tile = tile_vectors(extent, width, max_vectors if width > 1 else max(max_vectors, lanes))
     loops = sch.get_loops(block)
     k, reduced = loops[-1], loops[-1 - reductions:-1]
     if width > 1:

@@ -27,14 +27,18 @@ class Choices:
     ``vector_bytes`` is the width of one SIMD register (64: AVX-512); ``max_vectors`` the vector
     accumulators a register tile may hold; rows of a streamed operand at least
     ``streamed_row_bytes`` wide are summed in place (one pass over the row) instead of
-    register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather
-    (``-1`` never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each row).
+    register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather, 8
+    entries ahead (``-1`` never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each
+    row; a stage-III rewrite, ``transforms/prefetch_gathered_rows.py``). ``chunks_per_thread``
+    is a call-time choice: how many row chunks per thread a partitioned loop runs (more chunks
+    even out threads that start late, at a few microseconds of claiming each).
     """
 
     vector_bytes: int = 64
     max_vectors: int = 8
     streamed_row_bytes: int = 2048
     prefetch: int = -1
+    chunks_per_thread: int = 1
 
     def lanes(self, dtype: str) -> int:
         """Vector lanes of ``dtype`` in one SIMD register."""
@@ -49,6 +53,7 @@ class Context:
     func: Stage2Function
     choices: Choices
     target_options: dict[str, Any] = field(default_factory=dict)
+    gathers: list[Any] = field(default_factory=list)  # ``facts.Gather``s of the rules that applied
 
 
 class Rule:
