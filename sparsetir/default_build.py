@@ -17,10 +17,11 @@ from .ir.function import SparseFunction
 from .ir.stage2 import Stage2Function, partitions_of
 from .runtime.cache import KernelCache
 from .runtime.signature import signature_of
-from .runtime.specialized import Partition, SpecializedKernel, Variant
+from .runtime.specialized import Partition, Prefetch, SpecializedKernel, Variant
 from .runtime.target import TargetLike, as_target, host_target, num_threads
 from .runtime.validate import CallValidator
 from .schedule.default import Choices, DefaultSchedule, default_schedule
+from .schedule.default.prefetch import column_locality, operand_bytes, prefetch_lines
 from .schedule.default.widths import width_params
 from .transforms import pipeline
 from .transforms.prefetch_gathered_rows import prefetch_gathered_rows
@@ -39,13 +40,17 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
     widths = width_params(func) if isinstance(func, SparseFunction) else []
     user_target = as_target(target)
 
-    def make(values: Optional[dict[str, int]]) -> Variant:
+    def make(values: Optional[dict[str, int]], lines: int) -> Variant:
+        """The variant for ``values`` of the widths, prefetching ``lines`` of each gathered row
+        (-1: as ``choices.prefetch`` says; none and a per-call decision when that is None)."""
         program = func.specialize(values) if values else func
         scheduled = default_schedule(program, choices)
         variant_target = _with_options(user_target, target, scheduled)
         f2 = scheduled.schedule.func
-        kernel = _build(_prefetched(f2, scheduled, choices), variant_target, symbol, [], cache)
-        return _variant(kernel, f2, signature.names, widths)
+        fixed = lines if lines >= 0 else choices.prefetch
+        kernel = _build(_prefetched(f2, scheduled, fixed), variant_target, symbol, [], cache)
+        decide = _prefetch_plan(scheduled, signature.names) if fixed is None else None
+        return _variant(kernel, f2, signature.names, widths, decide)
 
     chunks = max(int(choices.chunks_per_thread), 1)
     kernel = SpecializedKernel(signature, validator, widths, make, lambda: num_threads() * chunks)
@@ -60,15 +65,32 @@ def schedule_of(func: Any, choices: Choices = Choices(), **widths: int) -> Defau
     return default_schedule(program, choices)
 
 
-def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, choices: Choices) -> Any:
-    """``f2`` lowered with its gathered rows prefetched, as ``choices.prefetch`` asks (else ``f2``;
-    a variant's arguments are checked as the script's, so it needs no checks of its own)."""
-    if choices.prefetch < 0 or not scheduled.gathers:
+def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, lines: Optional[int]) -> Any:
+    """``f2`` lowered with ``lines`` of its gathered rows prefetched (None or -1: ``f2`` as it
+    is; a variant's arguments are checked as the script's, so it needs no checks of its own)."""
+    if lines is None or lines < 0 or not scheduled.gathers:
         return f2
     f3 = pipeline.lower(f2)
     for g in scheduled.gathers:
-        f3 = prefetch_gathered_rows(f3, g.dense, g.indptr, g.indices, g.nnz, max_lines=choices.prefetch)
+        f3 = prefetch_gathered_rows(f3, g.dense, g.indptr, g.indices, g.nnz, max_lines=lines)
     return f3
+
+
+def _prefetch_plan(scheduled: DefaultSchedule, names: list[str]) -> Optional[Prefetch]:
+    """The per-call prefetch decision of a variant (``schedule/default/prefetch.py``): for its
+    first gathered operand, when the script passes that operand and its structure."""
+    if not scheduled.gathers:
+        return None
+    g = scheduled.gathers[0]
+    if not {g.dense, g.indptr, g.indices} <= set(names):
+        return None
+
+    def decide(dense: Any, indptr: Any, indices: Any) -> int:
+        row, total = operand_bytes(dense)
+        locality = column_locality(indptr, indices, int(dense.shape[0]))
+        return prefetch_lines(g.shape, row, total, locality, g.whole_rows)
+
+    return Prefetch(names.index(g.dense), names.index(g.indptr), names.index(g.indices), decide)
 
 
 def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: DefaultSchedule) -> "tvm.target.Target":
@@ -79,7 +101,8 @@ def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: Def
     return target
 
 
-def _variant(kernel: Any, f2: Stage2Function, names: list[str], widths: list[str]) -> Variant:
+def _variant(kernel: Any, f2: Stage2Function, names: list[str], widths: list[str],
+             prefetch: Optional[Prefetch] = None) -> Variant:
     """Where each argument of the compiled ``kernel`` comes from, for a call with ``names``."""
     position = {n: i for i, n in enumerate(names)}
     params = kernel.params
@@ -101,7 +124,7 @@ def _variant(kernel: Any, f2: Stage2Function, names: list[str], widths: list[str
         dtype = next(p.dtype for p in kernel.signature.params if p.name == entry.parts)
         partitions.append(Partition(params.index(entry.parts), count, rows, weights, dtype))
     work = (weights_at,) + tuple(position[w] for w in widths) if weights_at is not None else ()
-    return Variant(kernel, sources, tuple(partitions), work)
+    return Variant(kernel, sources, tuple(partitions), work, prefetch)
 
 
 def _rows(extent: str, position: dict[str, int]) -> Any:

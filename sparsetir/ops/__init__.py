@@ -55,6 +55,7 @@ from .inputs import (
 )
 from .csr_tensors import CsrTensors, csr_tensors
 from .kernels import KernelKey, KernelLibrary, split_width, vector_lanes
+from ..schedule.default.prefetch import DOT, TILE, operand_bytes, prefetch_lines
 from . import autograd as _autograd
 from . import auto as _auto
 from . import formatted
@@ -94,52 +95,20 @@ def forget(A: Any) -> None:
     _cuda.ops.forget(A)
 
 
-#: SDDMM prefetches the rows of Y it gathers (``prefetch.py``), 8 nonzeros ahead, when they
-#: are likely to miss the cache (measured per matrix and width in bench/notes/cpu_schedules.md):
-#: - never when most columns follow the previous one (``column_locality`` runs, e.g. banded
-#:   bcsstk16): the hardware prefetcher already streams those rows, prefetching cost 6-20 %;
-#: - rows of at most ``PREFETCH_NARROW_BYTES`` (32 float32): Y > ``PREFETCH_NARROW_MIN_BYTES``
-#:   and the columns reach far from the diagonal (rgg's near-diagonal Y window stays cached);
-#: - wider rows: Y > ``PREFETCH_MIN_BYTES`` (1.05-1.35x, also for L3-resident Y such as citeseer
-#:   at width 128); rows wider than ``PREFETCH_FULL_ROW_BYTES`` get only their first
-#:   ``PREFETCH_WIDE_LINES`` lines prefetched (the stream prefetcher takes the rest; prefetching
-#:   all 32 lines of a 512-wide row lost up to 20 %).
-PREFETCH_MAX_RUNS = 0.5
-PREFETCH_NARROW_BYTES = 128
-PREFETCH_NARROW_MIN_BYTES = 2 << 20
-PREFETCH_MIN_REACH = 0.05
-PREFETCH_MIN_BYTES = 1 << 20
-PREFETCH_FULL_ROW_BYTES = 512
-PREFETCH_WIDE_LINES = 4
-
-
 def _sddmm_prefetch(a: CsrInput, Y: Any) -> int:
-    """How SDDMM prefetches ``Y``'s rows for ``a``: -1 not at all, 0 whole rows, k > 0 the first k lines."""
-    runs, reach = a.column_locality
-    row_bytes = Y.shape[1] * Y.dtype.itemsize
-    y_bytes = Y.shape[0] * row_bytes
-    if runs >= PREFETCH_MAX_RUNS:
-        return -1
-    if row_bytes <= PREFETCH_NARROW_BYTES:
-        return 0 if y_bytes > PREFETCH_NARROW_MIN_BYTES and reach >= PREFETCH_MIN_REACH else -1
-    if y_bytes <= PREFETCH_MIN_BYTES:
-        return -1
-    return 0 if row_bytes <= PREFETCH_FULL_ROW_BYTES else PREFETCH_WIDE_LINES
+    """How SDDMM prefetches ``Y``'s rows for ``a``: -1 not at all, 0 whole rows, k > 0 the first
+    k lines (the default schedule's rule, ``schedule/default/prefetch.py``)."""
+    row_bytes, y_bytes = operand_bytes(Y)
+    return prefetch_lines(DOT, row_bytes, y_bytes, a.column_locality)
 
 
-#: SpMM prefetches the rows of X it gathers, whole, when a row is wider than
-#: ``PREFETCH_NARROW_BYTES`` and at most ``PREFETCH_FULL_ROW_BYTES`` (one register-tile pass reads
-#: it: 64 to 128 float32) and the columns do not run (``PREFETCH_MAX_RUNS``). Measured per matrix
-#: and width in bench/notes/cpu_schedules.md: 1.06-1.16x at 128 and up to 1.13x at 64 on the
-#: six graphs; at 32 (two lines) 0.95-1.06x, at 256 and 512 (several passes over a row, each
-#: prefetching the same lines) 0.8-1.08x, and bcsstk16's column runs lose 10-25 %.
 def _spmm_prefetch(a: CsrInput, feat: int) -> bool:
-    """Whether SpMM at width ``feat`` prefetches the rows of ``X`` it gathers for ``a``."""
-    runs, _ = a.column_locality
+    """Whether SpMM at width ``feat`` prefetches the rows of ``X`` it gathers for ``a`` (the
+    default schedule's rule for a register tile, which reads a row in one pass unless the width
+    is split into a main part and a tail)."""
     row_bytes = feat * np.dtype(a.dtype).itemsize
-    lanes = vector_lanes(a.dtype)
-    return (runs < PREFETCH_MAX_RUNS and PREFETCH_NARROW_BYTES < row_bytes <= PREFETCH_FULL_ROW_BYTES
-            and split_width(feat, lanes) is None)
+    one_pass = split_width(feat, vector_lanes(a.dtype)) is None
+    return prefetch_lines(TILE, row_bytes, 0, a.column_locality, whole_rows=one_pass) >= 0
 
 
 def _parts() -> int:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..runtime.arrays import kernel_view
 from ..runtime.partition import row_partition  # noqa: F401 (re-exported)
+from ..schedule.default.prefetch import column_locality
 from ..runtime.csr_checks import as_int32, check_offsets, check_structure, check_torch_csr, fail  # noqa: F401 (re-exported)
 
 VALUE_DTYPES = ("float32", "float64")
@@ -121,14 +122,7 @@ class CsrInput:
         """How local the column accesses are, computed once (O(nnz)) when a kernel asks:
         (fraction of entries whose column is the previous entry's plus one: runs the hardware
         prefetcher follows; mean |column - row| / columns: how far from the diagonal they reach)."""
-        m, n = self.shape
-        if self.nnz < 2 or n == 0:
-            return 1.0, 0.0
-        cols = self.indices.astype(np.int64)
-        runs = float(np.count_nonzero(np.diff(cols) == 1)) / (self.nnz - 1)
-        rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(self.indptr))
-        reach = float(np.abs(cols - rows).mean()) / n
-        return runs, reach
+        return column_locality(self.indptr, self.indices, self.shape[1])
 
 
 def own_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:

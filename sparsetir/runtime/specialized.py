@@ -50,6 +50,18 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class Prefetch:
+    """How a variant decides, per call, whether a variant that prefetches gathered rows should
+    run instead (``schedule/default/prefetch.py``): the arguments it looks at, by position in
+    the script's parameters, and ``decide(dense, indptr, indices) -> lines`` (-1: none)."""
+
+    dense: int
+    indptr: int
+    indices: int
+    decide: Callable[[Any, Any, Any], int]
+
+
+@dataclass(frozen=True)
 class Variant:
     """One compiled variant: its kernel and where each of its arguments comes from."""
 
@@ -60,6 +72,8 @@ class Variant:
     partitions: tuple[Partition, ...]
     #: the script's arguments whose product estimates the work of a call (nnz, widths)
     work: tuple[int, ...] = ()
+    #: the per-call prefetch decision, for a variant that does not prefetch
+    prefetch: Optional[Prefetch] = None
 
     def arguments(self, prepared: list, threads: int) -> list:
         """The variant's arguments for a call whose checked arguments are ``prepared``."""
@@ -86,14 +100,15 @@ class SpecializedKernel:
     parameters (in order or by name, as ``Kernel``); see the module docs."""
 
     def __init__(self, signature: Signature, validator: CallValidator, widths: Sequence[str],
-                 make: Callable[[Optional[dict[str, int]]], Variant], threads: Callable[[], int]):
+                 make: Callable[[Optional[dict[str, int]], int], Variant], threads: Callable[[], int]):
         self.signature = signature
         self._validator = validator
         self.widths = list(widths)
         self._width_positions = [signature.names.index(w) for w in self.widths]
         self._make = make
         self._threads = threads
-        self._variants: dict[Optional[tuple[int, ...]], Variant] = {}
+        # by (width values or None for the generic variant, prefetched lines or -1 for none)
+        self._variants: dict[tuple[Optional[tuple[int, ...]], int], Variant] = {}
         self._lock = threading.Lock()
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
@@ -125,12 +140,12 @@ class SpecializedKernel:
         if widths and set(widths) != set(self.widths):
             raise ArgumentError(f"{self.name}: give every width ({', '.join(self.widths)}) or none")
         key = tuple(int(widths[w]) for w in self.widths) if widths else None
-        return self._get(key).kernel
+        return self._get((key, -1)).kernel
 
     @property
     def generic(self) -> Kernel:
         """The variant that runs any width."""
-        return self._get(None).kernel
+        return self._get((None, -1)).kernel
 
     @property
     def func(self) -> Any:
@@ -147,8 +162,9 @@ class SpecializedKernel:
         """The generic variant's compiled function."""
         return self.generic.compiled
 
-    def compiled_variants(self) -> dict[Optional[tuple[int, ...]], Kernel]:
-        """The variants compiled so far, by their width values (None: the generic one)."""
+    def compiled_variants(self) -> dict[tuple[Optional[tuple[int, ...]], int], Kernel]:
+        """The variants compiled so far, by (their width values or None for the generic one, the
+        cache lines of each gathered row they prefetch: -1 none, 0 all)."""
         return {key: v.kernel for key, v in self._variants.items()}
 
     def source(self, fmt: Optional[str] = None, **widths: int) -> str:
@@ -159,8 +175,14 @@ class SpecializedKernel:
         """Run the kernel; with ``check=False`` skip validation (malformed input is then undefined)."""
         values = bind_arguments(self, args, kwargs)
         prepared = self._validator(values) if check else prepare_unchecked(self.signature, values)
-        key = self._key(prepared)
+        key = (self._key(prepared), -1)
         variant = self._variants.get(key) or self._get(key)
+        if variant.prefetch is not None:
+            p = variant.prefetch
+            lines = _decided(p, prepared[p.dense], prepared[p.indptr], prepared[p.indices])
+            if lines >= 0:
+                key = (key[0], lines)
+                variant = self._variants.get(key) or self._get(key)
         arguments = variant.arguments(prepared, max(self._threads(), 1))
         try:
             work = variant.estimated_work(prepared)
@@ -178,18 +200,19 @@ class SpecializedKernel:
         key = tuple(int(prepared[i]) for i in self._width_positions)
         if any(not 1 <= w <= MAX_WIDTH for w in key):
             return None
-        if key not in self._variants and len(self._variants) > MAX_VARIANTS:
+        if (key, -1) not in self._variants and len(self._variants) > MAX_VARIANTS:
             return None
         return key
 
-    def _get(self, key: Optional[tuple[int, ...]]) -> Variant:
+    def _get(self, key: tuple[Optional[tuple[int, ...]], int]) -> Variant:
         found = self._variants.get(key)
         if found is not None:
             return found
         with self._lock:
             found = self._variants.get(key)
             if found is None:
-                found = self._make(dict(zip(self.widths, key)) if key is not None else None)
+                widths, lines = key
+                found = self._make(dict(zip(self.widths, widths)) if widths is not None else None, lines)
                 self._variants[key] = found
             return found
 
@@ -218,6 +241,23 @@ def _boundaries(indptr: Any, rows: int, threads: int, dtype: str) -> np.ndarray:
             _RECENT.clear()
         found = row_partition(ptr, threads) if ptr.shape[0] == rows + 1 else uniform_partition(rows, threads)
         found = _RECENT[key] = found.astype(dtype, copy=False)
+    return found
+
+
+#: Recent prefetch decisions: (the structure's identity as in ``_RECENT``, the operand's shape
+#: and dtype) -> lines. A decision is a matter of speed only, so a stale one is safe.
+_DECIDED: dict[tuple, int] = {}
+
+
+def _decided(p: Prefetch, dense: Any, indptr: Any, indices: Any) -> int:
+    idx = _host_ints(indices)
+    key = (id(indices), idx.__array_interface__["data"][0], idx.shape[0], id(indptr),
+           tuple(int(d) for d in dense.shape), str(dense.dtype), p.decide)
+    found = _DECIDED.get(key)
+    if found is None:
+        if len(_DECIDED) >= _RECENT_LIMIT:
+            _DECIDED.clear()
+        found = _DECIDED[key] = p.decide(dense, _host_ints(indptr), idx)
     return found
 
 

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsetir.ops as ops
+from sparsetir.schedule.default import prefetch
 
 from ops_matrices import MATRICES, random_csr, snapshot
 
@@ -153,7 +154,7 @@ def test_softmax(matrix):
 
 
 def test_sddmm_with_prefetch_for_a_large_operand():
-    # Y (70000 x 16 float32, 4.5 MB) is above ops.PREFETCH_MIN_BYTES: the prefetching kernel runs.
+    # Y (70000 x 16 float32, 4.5 MB) is above prefetch.MIN_BYTES: the prefetching kernel runs.
     A = random_csr(300, 70000, 0.0005, 6, empty_rows=True, long_row=False)
     rng = np.random.default_rng(5)
     X = rng.standard_normal((300, 16)).astype(np.float32)
@@ -169,10 +170,10 @@ def test_sddmm_prefetches_the_first_lines_of_wide_rows():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((400, 200)).astype(np.float32)
     Y = rng.standard_normal((3000, 200)).astype(np.float32)
-    assert ops._sddmm_prefetch(ops._csr("A", A), Y) == ops.PREFETCH_WIDE_LINES
+    assert ops._sddmm_prefetch(ops._csr("A", A), Y) == prefetch.WIDE_LINES
     O = ops.sddmm(A, X, Y)
     np.testing.assert_allclose(O.tocoo().data, _sddmm_reference(A, X, Y), rtol=1e-5, atol=1e-5)
-    assert any(key.prefetch and key.prefetch_lines == ops.PREFETCH_WIDE_LINES and key.feat == 200
+    assert any(key.prefetch and key.prefetch_lines == prefetch.WIDE_LINES and key.feat == 200
                for key in ops.library._kernels)
 
 
@@ -181,7 +182,7 @@ def test_sddmm_does_not_prefetch_runs_of_columns():
     n = 20000
     A = sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1], format="csr", dtype=np.float32)
     Y = np.ones((n, 64), np.float32)
-    assert ops._csr("A", A).column_locality[0] > ops.PREFETCH_MAX_RUNS
+    assert ops._csr("A", A).column_locality[0] > prefetch.MAX_RUNS
     assert ops._sddmm_prefetch(ops._csr("A", A), Y) == -1
     np.testing.assert_allclose(ops.sddmm(A, Y, Y).data, 64 * A.data)
 

@@ -20,6 +20,7 @@ from typing import Optional
 
 from ..schedule import Schedule
 from .facts import BlockFacts, Nest, gathered_rows, inner_loop, vars_of
+from .prefetch import DOT
 from .register_tile import vector_width
 from .rule import Context, Rule
 
@@ -46,7 +47,7 @@ class DotProduct(Rule):
             return False
         dot_product(sch, block.name, width)
         context.target_options.update(REASSOCIATING)
-        gather = gathered_rows(block, context.func)
+        gather = gathered_rows(block, context.func, DOT)
         if gather is not None:
             context.gathers.append(gather)
         return True

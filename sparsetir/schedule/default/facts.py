@@ -266,11 +266,14 @@ class Gather:
     indptr: str
     indices: str
     nnz: str
+    shape: str = "tile"  # how the loop reads a row: "dot" (whole, once) or "tile" (a slice a pass)
+    whole_rows: bool = True  # a "tile" loop reads each row in one pass
 
 
-def gathered_rows(block: BlockFacts, func: Any) -> Optional[Gather]:
+def gathered_rows(block: BlockFacts, func: Any, shape: str, whole_rows: bool = True) -> Optional[Gather]:
     """The dense operand ``block`` gathers rows of (a 2-D parameter indexed by a sparse axis's
-    coordinates in its first dimension), with that axis's structure parameters."""
+    coordinates in its first dimension), with that axis's structure parameters; ``shape`` and
+    ``whole_rows`` say how the scheduled loop reads each row (``prefetch.py``)."""
     names = {str(p.name): n for p, n in zip(func.prim.params, func.param_names)}
     for load in block.loads:
         if len(load.indices) != 2 or load.buffer not in names:
@@ -283,5 +286,6 @@ def gathered_rows(block: BlockFacts, func: Any) -> Optional[Gather]:
                      and str(a.indices.name) == source and a.indptr is not None and isinstance(a.nnz, Var)), None)
         if axis is None or str(axis.indptr.name) not in names or source not in names:
             continue
-        return Gather(names[load.buffer], names[str(axis.indptr.name)], names[source], str(axis.nnz.name))
+        return Gather(names[load.buffer], names[str(axis.indptr.name)], names[source], str(axis.nnz.name),
+                      shape, whole_rows)
     return None

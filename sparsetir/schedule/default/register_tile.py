@@ -22,6 +22,7 @@ from typing import Optional
 
 from ..schedule import Schedule
 from .facts import BlockFacts, InnerLoop, Nest, gathered_rows, inner_loop, vars_of
+from .prefetch import TILE
 from .rule import Context, Rule
 
 
@@ -62,12 +63,19 @@ class RegisterTile(Rule):
         inner = reduction_row(block)
         if inner is None:
             return False
-        register_tile(sch, block.name, inner.extent, len(inner.reductions),
-                      context.choices.lanes(block.stores[0].dtype), context.choices.max_vectors)
-        gather = gathered_rows(block, context.func)
+        lanes = context.choices.lanes(block.stores[0].dtype)
+        register_tile(sch, block.name, inner.extent, len(inner.reductions), lanes, context.choices.max_vectors)
+        one_pass = tile_extent(inner.extent, lanes, context.choices.max_vectors) == inner.extent
+        gather = gathered_rows(block, context.func, TILE, one_pass)
         if gather is not None:
             context.gathers.append(gather)
         return True
+
+
+def tile_extent(extent: int, lanes: int, max_vectors: int = 8) -> int:
+    """Columns one tile of ``register_tile`` covers (the row takes ``extent / tile_extent`` passes)."""
+    width = vector_width(extent, lanes)
+    return width * tile_vectors(extent, width, max_vectors if width > 1 else max(max_vectors, lanes))
 
 
 def register_tile(sch: Schedule, block: str, extent: int, reductions: int, lanes: int, max_vectors: int = 8) -> None:
@@ -75,7 +83,7 @@ def register_tile(sch: Schedule, block: str, extent: int, reductions: int, lanes
     loops and the output row's loop of ``extent`` iterations. A tile of scalars (an extent no
     vector divides, such as a tail of 15 columns) may hold ``lanes`` of them: one vector's worth."""
     width = vector_width(extent, lanes)
-    tile = tile_vectors(extent, width, max_vectors if width > 1 else max(max_vectors, lanes))
+    tile = tile_extent(extent, lanes, max_vectors) // width
     loops = sch.get_loops(block)
     k, reduced = loops[-1], loops[-1 - reductions:-1]
     if width > 1:

@@ -28,8 +28,9 @@ class Choices:
     accumulators a register tile may hold; rows of a streamed operand at least
     ``streamed_row_bytes`` wide are summed in place (one pass over the row) instead of
     register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather, 8
-    entries ahead (``-1`` never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each
-    row; a stage-III rewrite, ``transforms/prefetch_gathered_rows.py``). ``chunks_per_thread``
+    entries ahead (``None``: decided per call from the matrix by the ``prefetch`` rule; ``-1``
+    never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each row; a stage-III
+    rewrite, ``transforms/prefetch_gathered_rows.py``). ``chunks_per_thread``
     is a call-time choice: how many row chunks per thread a partitioned loop runs (more chunks
     even out threads that start late, at a few microseconds of claiming each).
     """
@@ -37,7 +38,7 @@ class Choices:
     vector_bytes: int = 64
     max_vectors: int = 8
     streamed_row_bytes: int = 2048
-    prefetch: int = -1
+    prefetch: Optional[int] = None
     chunks_per_thread: int = 1
 
     def lanes(self, dtype: str) -> int:
