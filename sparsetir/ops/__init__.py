@@ -54,8 +54,9 @@ from .inputs import (
     torch_module,
 )
 from .csr_tensors import CsrTensors, csr_tensors
-from .kernels import KernelKey, KernelLibrary, split_width, vector_lanes
+from .kernels import KernelKey, KernelLibrary, vector_lanes
 from ..schedule.default.prefetch import DOT, TILE, operand_bytes, prefetch_lines
+from ..schedule.default.register_tile import tile_extent
 from . import autograd as _autograd
 from . import auto as _auto
 from . import formatted
@@ -107,7 +108,7 @@ def _spmm_prefetch(a: CsrInput, feat: int) -> bool:
     default schedule's rule for a register tile, which reads a row in one pass unless the width
     is split into a main part and a tail)."""
     row_bytes = feat * np.dtype(a.dtype).itemsize
-    one_pass = split_width(feat, vector_lanes(a.dtype)) is None
+    one_pass = tile_extent(feat, vector_lanes(a.dtype)) == feat
     return prefetch_lines(TILE, row_bytes, 0, a.column_locality, whole_rows=one_pass) >= 0
 
 

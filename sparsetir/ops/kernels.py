@@ -17,7 +17,6 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
-import numpy as np
 
 from ..driver import build, constraints_of
 from ..ir.function import SparseFunction
@@ -29,9 +28,9 @@ from ..runtime.disk_cache import DiskCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule.bsr_blocked import schedule_bsr_blocked
-from ..schedule.default import Choices, default_schedule
+from ..schedule.default import default_schedule
 from ..schedule.default.dot_product import REASSOCIATING as DOT_PRODUCT_OPTIONS, dot_product
-from ..schedule.default.register_tile import tile_vectors, vector_width
+from ..schedule.default.register_tile import vector_width
 from ..schedule.schedule import Schedule
 from ..transforms import pipeline
 from ..transforms.horizontal_fusion import horizontal_fusion
@@ -90,31 +89,10 @@ def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2F
 REASSOCIATING = DOT_PRODUCT_OPTIONS
 
 
-def split_width(feat: int, lanes: int, max_vectors: int = 8) -> Optional[tuple[int, int]]:
-    """``(main, tail)`` when the feature axis should run as a multiple of full vectors plus a
-    tail; None when ``feat`` tiles in one pass over a row (16, 20, 24, 40, 128, 512, ...).
-
-    A single tiling uses the widest vector dividing ``feat`` and a tile that divides it
-    exactly: at an awkward width that means narrow vectors or scalars and many passes over each
-    row's nonzeros (127: one scalar per pass, 127 passes, 10x slower than at 128). Split, the
-    main part gets full vectors and the tail (under one vector) a tile of its own: one extra
-    pass. Measured on cora SpMM: 127 0.79 -> 0.08 ms, 100 0.083 -> 0.053, 33 0.110 -> 0.031."""
-    width = vector_width(feat, lanes)
-    if feat <= lanes or width == lanes:
-        return None
-    vectors = feat // width
-    if vectors == tile_vectors(feat, width, max_vectors):
-        return None  # one pass already
-    return feat - feat % lanes, feat % lanes
-
-
 def make_spmm(key: KernelKey) -> Stage2Function:
     """CSR SpMM by the default rules: nnz-balanced row chunks, register-tiled over the feature
-    axis (an awkward width as full vectors plus a tail, two iterations of the script)."""
-    split = split_width(key.feat, vector_lanes(key.dtype))
-    if split is None:
-        return _default(scripts.spmm_script(key.feat, key.dtype))
-    return _default(scripts.spmm_split_script(*split, key.dtype))
+    axis (an awkward width as whole tiles plus a tail: ``split_width``)."""
+    return _default(scripts.spmm_script(key.feat, key.dtype))
 
 
 def make_sddmm(key: KernelKey) -> Stage2Function:
@@ -142,30 +120,21 @@ def make_sddmm(key: KernelKey) -> Stage2Function:
 
 def make_segment_sum(key: KernelKey) -> Stage2Function:
     """Segment sum by the default rules: balanced segment chunks; wide rows streamed
-    (``streamed_rows``), narrower ones register-tiled; awkward widths as full vectors plus a tail."""
-    split = split_width(key.feat, vector_lanes(key.dtype))
-    if split is None or key.feat * np.dtype(key.dtype).itemsize >= Choices().streamed_row_bytes:
-        return _default(scripts.segment_sum_script(key.feat, key.dtype))
-    return _default(scripts.segment_sum_split_script(*split, key.dtype))
+    (``streamed_rows``), narrower ones register-tiled; awkward widths split (``split_width``)."""
+    return _default(scripts.segment_sum_script(key.feat, key.dtype))
 
 
 def make_bsr_spmm(key: KernelKey) -> Stage2Function:
     """BSR SpMM by the default rules: block rows in chunks of equal blocks, each output row
-    register-tiled over the block's columns (awkward widths as full vectors plus a tail)."""
+    register-tiled over the block's columns (awkward widths split: ``split_width``)."""
     br, bc = key.block
-    split = split_width(key.feat, vector_lanes(key.dtype))
-    if split is None:
-        return _default(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
-    return _default(scripts.bsr_spmm_split_script(br, bc, *split, key.dtype))
+    return _default(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
 
 
 def make_ell_spmm(key: KernelKey) -> Stage2Function:
     """ELL SpMM by the default rules: rows in parallel, register-tiled over the feature axis
-    (awkward widths as full vectors plus a tail)."""
-    split = split_width(key.feat, vector_lanes(key.dtype))
-    if split is None:
-        return _default(scripts.ell_spmm_script(key.feat, key.dtype))
-    return _default(scripts.ell_spmm_split_script(*split, key.dtype))
+    (awkward widths split: ``split_width``)."""
+    return _default(scripts.ell_spmm_script(key.feat, key.dtype))
 
 
 def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:

@@ -33,36 +33,6 @@ def spmm_script(feat: int, dtype: str) -> SparseFunction:
     return spmm
 
 
-def spmm_split_script(main: int, tail: int, dtype: str) -> SparseFunction:
-    """CSR SpMM over ``main + tail`` features as two iterations: columns ``[0, main)`` (a multiple
-    of the vector width) and the ``tail`` after them, so each part gets its own vector width."""
-    feat = main + tail
-
-    @T.prim_func
-    def spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
-             m: T.int32, n: T.int32, nnz: T.int32):
-        T.func_attr({"global_symbol": "ops_spmm", "tir.noalias": True, "sparse_tir_level": 2})
-        I = T.dense_fixed(m)
-        J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
-        J_detach = T.dense_fixed(n)
-        K = T.dense_fixed(feat)
-        K_main = T.dense_fixed(main)
-        K_tail = T.dense_fixed(tail)
-        A = T.match_sparse_buffer(a, (I, J), dtype)
-        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
-        C = T.match_sparse_buffer(c, (I, K), dtype)
-        with T.sp_iter([I, J, K_main], "SRS", "spmm") as [i, j, k]:
-            with T.init():
-                C[i, k] = 0.0
-            C[i, k] = C[i, k] + A[i, j] * B[j, k]
-        with T.sp_iter([I, J, K_tail], "SRS", "spmm_tail") as [i, j, k]:
-            with T.init():
-                C[i, main + k] = 0.0
-            C[i, main + k] = C[i, main + k] + A[i, j] * B[j, main + k]
-
-    return spmm
-
-
 def sddmm_script(feat: int, dtype: str) -> SparseFunction:
     """O[i, j] = A[i, j] * dot(X[i, :], Y[j, :]) on the stored entries of CSR A.
 
@@ -158,66 +128,6 @@ def segment_sum_script(feat: int, dtype: str) -> SparseFunction:
     return segment_sum
 
 
-def segment_sum_split_script(main: int, tail: int, dtype: str) -> SparseFunction:
-    """``segment_sum_script`` over ``main + tail`` features as two iterations (see
-    ``spmm_split_script``)."""
-    feat = main + tail
-
-    @T.prim_func
-    def segment_sum(x: T.handle, out: T.handle, offsets: T.handle, m: T.int32, max_len: T.int32, nnz: T.int32):
-        T.func_attr({"global_symbol": "ops_segment_sum", "tir.noalias": True, "sparse_tir_level": 2})
-        I = T.dense_fixed(m)
-        J = T.dense_variable(I, (max_len, nnz), offsets, "int32")
-        K = T.dense_fixed(feat)
-        K_main = T.dense_fixed(main)
-        K_tail = T.dense_fixed(tail)
-        X = T.match_sparse_buffer(x, (I, J, K), dtype)
-        OUT = T.match_sparse_buffer(out, (I, K), dtype)
-        with T.sp_iter([I, J, K_main], "SRS", "segment_sum") as [i, j, k]:
-            with T.init():
-                OUT[i, k] = 0.0
-            OUT[i, k] = OUT[i, k] + X[i, j, k]
-        with T.sp_iter([I, J, K_tail], "SRS", "segment_sum_tail") as [i, j, k]:
-            with T.init():
-                OUT[i, main + k] = 0.0
-            OUT[i, main + k] = OUT[i, main + k] + X[i, j, main + k]
-
-    return segment_sum
-
-
-def bsr_spmm_split_script(br: int, bc: int, main: int, tail: int, dtype: str) -> SparseFunction:
-    """``bsr_spmm_script`` over ``main + tail`` features as two iterations (see
-    ``spmm_split_script``)."""
-    feat = main + tail
-
-    @T.prim_func
-    def bsr_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
-                 mb: T.int32, nb: T.int32, nnzb: T.int32):
-        T.func_attr({"global_symbol": "ops_bsr_spmm", "tir.noalias": True, "sparse_tir_level": 2})
-        IO = T.dense_fixed(mb)
-        JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")
-        II = T.dense_fixed(br)
-        JI = T.dense_fixed(bc)
-        M = T.dense_fixed(mb * br)
-        N = T.dense_fixed(nb * bc)
-        K = T.dense_fixed(feat)
-        K_main = T.dense_fixed(main)
-        K_tail = T.dense_fixed(tail)
-        A = T.match_sparse_buffer(a, (IO, JO, II, JI), dtype)
-        B = T.match_sparse_buffer(b, (N, K), dtype)
-        C = T.match_sparse_buffer(c, (M, K), dtype)
-        with T.sp_iter([IO, II, JO, JI, K_main], "SSRRS", "bsr_spmm") as [io, ii, jo, ji, k]:
-            with T.init():
-                C[io * br + ii, k] = 0.0
-            C[io * br + ii, k] = C[io * br + ii, k] + A[io, jo, ii, ji] * B[jo * bc + ji, k]
-        with T.sp_iter([IO, II, JO, JI, K_tail], "SSRRS", "bsr_spmm_tail") as [io, ii, jo, ji, k]:
-            with T.init():
-                C[io * br + ii, main + k] = 0.0
-            C[io * br + ii, main + k] = C[io * br + ii, main + k] + A[io, jo, ii, ji] * B[jo * bc + ji, main + k]
-
-    return bsr_spmm
-
-
 def bsr_spmm_script(br: int, bc: int, feat: int, dtype: str) -> SparseFunction:
     """C = A @ B, A in BSR with (br x bc) blocks (mb x nb blocks), B dense (nb*bc x feat)."""
 
@@ -261,40 +171,6 @@ def ell_spmm_script(feat: int, dtype: str) -> SparseFunction:
             with T.init():
                 C[i, k] = 0.0
             C[i, k] = C[i, k] + A[i, j] * B[j, k]
-
-    return ell_spmm
-
-
-def ell_spmm_split_script(main: int, tail: int, dtype: str) -> SparseFunction:
-    """``ell_spmm_script`` over ``main + tail`` features as two iterations (see
-    ``spmm_split_script``)."""
-    feat = main + tail
-
-    @T.prim_func
-    def ell_spmm(a: T.handle, b: T.handle, c: T.handle, indices: T.handle,
-                 m: T.int32, n: T.int32, width: T.int32):
-        T.func_attr({"global_symbol": "ops_ell_spmm", "tir.noalias": True, "sparse_tir_level": 2})
-        I = T.dense_fixed(m)
-        J = T.sparse_fixed(I, (n, width), indices, "int32", sorted=False)
-        J_detach = T.dense_fixed(n)
-        K = T.dense_fixed(feat)
-        K_main = T.dense_fixed(main)
-        K_tail = T.dense_fixed(tail)
-        A = T.match_sparse_buffer(a, (I, J), dtype)
-        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
-        C = T.match_sparse_buffer(c, (I, K), dtype)
-        # Each part in a row iteration of its own: TVM's reduction primitives need a block to be
-        # the only writer of C in its scope.
-        with T.sp_iter([I], "S", "ell_spmm") as [i]:
-            with T.sp_iter([J, K_main], "RS", "ell_main") as [j, k]:
-                with T.init():
-                    C[i, k] = 0.0
-                C[i, k] = C[i, k] + A[i, j] * B[j, k]
-        with T.sp_iter([I], "S", "ell_spmm_tail") as [i]:
-            with T.sp_iter([J, K_tail], "RS", "ell_tail") as [j, k]:
-                with T.init():
-                    C[i, main + k] = 0.0
-                C[i, main + k] = C[i, main + k] + A[i, j] * B[j, main + k]
 
     return ell_spmm
 

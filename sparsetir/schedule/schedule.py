@@ -106,6 +106,11 @@ class Schedule:
         """Fuse consecutive parent→child axes of a sparse iteration into one loop."""
         self._stage1("sparse_fuse", iteration, axes=list(axes))
 
+    def sparse_split(self, iteration: str, axis: Any, at: int) -> None:
+        """Split a sparse iteration in two over ``[0, at)`` and ``[at, extent)`` of a dense axis
+        (``stage1.sparse_split``): an awkward width becomes whole vectors plus a tail."""
+        self._stage1("sparse_split", iteration, axis=axis, at=at)
+
     def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
         """Set an attribute of a sparse iteration."""
         self._stage1("annotate_sparse_iter", iteration, key=key, value=value)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .._tvm import Var
+from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx
 from ..errors import ScheduleError
-from ..ir.axis import AttachedAxis, Axis, FusedAxis
+from ..ir.analysis import uses_var
+from ..ir.axis import AttachedAxis, Axis, FusedAxis, dense_fixed
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
 from ..ir.verifier import verify
+from ..transforms.sparse_iter.context import substitute
 
 
 def find_iteration(func: SparseFunction, name: str) -> SparseIteration:
@@ -192,8 +194,126 @@ def annotate_sparse_iter(func: SparseFunction, iteration: str, key: str, value: 
     return replace_iteration(func, iteration, rewrite)
 
 
+def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: int) -> SparseFunction:
+    """Split a sparse iteration into two consecutive ones: over coordinates ``[0, at)`` of its
+    dense axis ``axis`` and over ``[at, extent)`` (named ``<iteration>_tail``, its iterator
+    offset by ``at``).
+
+    The axis must be a dense fixed axis of constant extent that the iteration runs as a spatial
+    axis with no axis under it, and every statement must store at a coordinate of that axis and
+    read what the iteration stores only where it stores it: then each coordinate's computation
+    is independent of the others, and running the two ranges one after the other computes the
+    same values. This gives an awkward feature width (500) a part of whole vectors and a tail,
+    each with a tile of its own, where one tile for all of it would use narrow vectors.
+    """
+    it = find_iteration(func, iteration)
+    name = _axis_name(axis)
+    flat = it.flat_axes()
+    index = next((k for k, a in enumerate(flat) if a.name == name), None)
+    if index is None:
+        raise ScheduleError(f"sparse_split: '{name}' is not an axis of sparse iteration '{iteration}'")
+    target = flat[index]
+    if any(isinstance(e, (FusedAxis, AttachedAxis)) and target.name in {a.name for a in _entry_axes(e)} for e in it.axes):
+        raise ScheduleError(f"sparse_split: axis '{name}' is fused or attached in '{iteration}'")
+    if target.kind.value != "dense_fixed" or not isinstance(target.length, tirx.IntImm):
+        raise ScheduleError(f"sparse_split: axis '{name}' is not a dense fixed axis of constant extent")
+    extent = int(target.length.value)
+    if isinstance(at, bool) or not isinstance(at, int) or not 0 < at < extent:
+        raise ScheduleError(f"sparse_split: the split point must be an integer in (0, {extent}), got {at!r}")
+    if it.kinds[index] != "S":
+        raise ScheduleError(f"sparse_split: axis '{name}' is a reduction in '{iteration}'; only a spatial axis splits")
+    if any(a.parent is not None and a.parent.same_as(target) for a in flat):
+        raise ScheduleError(f"sparse_split: axis '{name}' has an axis under it in '{iteration}'")
+    var = it.iter_vars[index]
+    _check_independent_columns(it, var, iteration, name)
+    taken = {a.name for a in func.axes}
+    head = dense_fixed(_fresh(f"{name}_head", taken), tirx.IntImm(str(target.length.ty.dtype), at), target.idtype, target.span)
+    taken.add(head.name)
+    tail = dense_fixed(_fresh(f"{name}_tail", taken), tirx.IntImm(str(target.length.ty.dtype), extent - at), target.idtype,
+                       target.span)
+    tail_name = _fresh(f"{iteration}_tail", set(iteration_names(func)))
+
+    def copy_with(new_axis: Axis, offset: int, new_name: str) -> SparseIteration:
+        axes = [new_axis if not isinstance(e, (FusedAxis, AttachedAxis)) and e.same_as(target) else e for e in it.axes]
+        fresh = [Var(v.name, v.ty) for v in it.iter_vars]
+        mapping = [(old, new) for old, new in zip(it.iter_vars, fresh) if not old.same_as(var)]
+        mapping.append((var, fresh[index] + tirx.IntImm(str(var.ty.dtype), offset) if offset else fresh[index]))
+        init = [substitute(st, mapping) for st in it.init] if it.init is not None else None
+        return _replace(it, name=new_name, axes=axes, iter_vars=fresh, init=init,
+                        body=[substitute(st, mapping) for st in it.body])
+
+    pair = [copy_with(head, 0, iteration), copy_with(tail, at, tail_name)]
+
+    def walk(stmts: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for stmt in stmts:
+            if isinstance(stmt, SparseIteration) and stmt.name == iteration:
+                out.extend(pair)
+            elif isinstance(stmt, SparseIteration):
+                out.append(_replace(stmt, body=walk(stmt.body)))
+            else:
+                out.append(stmt)
+        return out
+
+    position = next(k for k, a in enumerate(func.axes) if a.same_as(target)) + 1
+    axes = list(func.axes[:position]) + [head, tail] + list(func.axes[position:])
+    body = walk(func.body)
+    if not _axis_used(target, func.buffers, body):  # an axis an earlier split made: nothing else uses it
+        axes = [a for a in axes if not a.same_as(target)]
+    new = SparseFunction(func.name, list(func.params), dict(func.attrs), axes, list(func.buffers), body, func.span)
+    try:
+        return verify(new)
+    except Exception as err:
+        raise ScheduleError(f"the schedule step would make an invalid program: {err}") from err
+
+
+def _axis_used(axis: Axis, buffers: Sequence[Any], body: Sequence[Any]) -> bool:
+    """Whether a buffer is laid out by ``axis`` or an iteration in ``body`` runs over it."""
+    if any(any(a.same_as(axis) for a in b.axes) for b in buffers):
+        return True
+
+    def used(stmts: Sequence[Any]) -> bool:
+        return any(isinstance(st, SparseIteration) and (any(a.same_as(axis) for a in st.flat_axes()) or used(st.body))
+                   for st in stmts)
+
+    return used(body)
+
+
+def _check_independent_columns(it: SparseIteration, var: Var, iteration: str, axis: str) -> None:
+    """Refuse unless every statement of ``it`` stores at a coordinate given by ``var`` and reads a
+    buffer the iteration stores only at exactly the stored indices."""
+    stmts = list(it.init or []) + list(it.body)
+    stores: dict[str, list[Any]] = {}
+    for st in stmts:
+        if not isinstance(st, tirx.BufferStore):
+            raise ScheduleError(f"sparse_split: '{iteration}' holds a {type(st).__name__}; only stores split")
+        if not any(uses_var(i, var) for i in st.indices):
+            raise ScheduleError(f"sparse_split: a store of '{iteration}' does not depend on axis '{axis}'")
+        stores.setdefault(str(st.buffer.name), []).append(st.indices)
+    for st in stmts:
+        loads: list[Any] = []
+        structural_walk(st.value, lambda n: loads.append(n) if isinstance(n, TensorLoad) else None)
+        for load in loads:
+            written = stores.get(str(load.source.name))
+            if written is not None and not all(_same_indices(load.indices, w) for w in written):
+                raise ScheduleError(f"sparse_split: '{iteration}' reads '{load.source.name}' where it does not store it")
+
+
+def _same_indices(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}{n}"
+    return candidate
+
+
 STAGE1_PRIMITIVES: dict[str, Callable[..., SparseFunction]] = {
     "sparse_reorder": sparse_reorder,
     "sparse_fuse": sparse_fuse,
+    "sparse_split": sparse_split,
     "annotate_sparse_iter": annotate_sparse_iter,
 }

@@ -79,7 +79,9 @@ def test_row_partition_balances_nonzeros():
 
 
 def test_partition_rows_splits_several_blocks_at_the_same_boundaries():
-    f2 = sparsetir.lower_sparse_iter(scripts.spmm_split_script(16, 3, "float32"))
+    sch = sparsetir.Schedule(scripts.spmm_script(19, "float32"))
+    sch.sparse_split("spmm", "K", 16)  # columns 0-15 in "spmm", 16-18 in "spmm_tail"
+    f2 = sparsetir.lower_sparse_iter(sch.func)
     parted = partition_rows(f2, ["spmm0", "spmm_tail0"], parallel=True)
     text = parted.script()
     assert text.count("for t in T.parallel(P):") == 2

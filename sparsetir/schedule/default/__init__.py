@@ -2,11 +2,13 @@
 
 A list of named rules, in the order they run (one file each)::
 
+    split_width       (stage I) an awkward width as whole tiles, whole vectors and a tail
     row_parallel      rows in parallel, in chunks of equal nonzeros computed at call time
     streamed_rows     wide rows read in order: summed in place, one pass each
     register_tile     a reduction into a row of outputs: the row in vector registers
     dot_product       a reduction along contiguous elements: vector lanes, summed once
     vectorize_inner   any other contiguous innermost loop: vectors
+    prefetch          (per call) gathered rows fetched ahead, where the matrix makes it pay
 
 Each rule reads what it can prove about the program (``facts.py``: iteration kinds, which loops
 are data-dependent, where the reduction is, which axis is innermost and contiguous) and either
@@ -34,6 +36,8 @@ from .facts import nests
 from .register_tile import RegisterTile
 from .row_parallel import RowParallel
 from .rule import Choices, Context, Rule
+from .split_width import split_width
+from ..stage1 import iteration_names
 from .streamed_rows import StreamedRows
 from .vectorize_inner import VectorizeInner
 
@@ -79,11 +83,20 @@ def default_schedule(func: Any, choices: Choices = Choices(), rules: tuple[Rule,
         func = SparseFunction(func.name, list(func.params), {**dict(func.attrs), "tir.noalias": True},
                               list(func.axes), list(func.buffers), list(func.body), func.span)
     sch = Schedule(func, round_trip=False)
+    result = DefaultSchedule(sch)
     if sch.stage == 1:
+        for name in iteration_names(sch.func):
+            trial = sch.fork()
+            try:
+                if split_width(trial, name, choices):
+                    sch = trial
+                    result.decisions.append(Decision("split_width", name, True))
+            except (ScheduleError, LoweringError) as err:
+                result.decisions.append(Decision("split_width", name, False, str(err)))
         sch.lower_sparse_iter()
     if sch.stage != 2:
         raise ScheduleError("the default schedule starts at stage I or II")
-    result = DefaultSchedule(sch)
+    result.schedule = sch
     for rule in rules:
         for index in range(len(nests(sch.func.prim))):
             nest = nests(sch.func.prim)[index]

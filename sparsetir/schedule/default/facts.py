@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..._tvm import TensorLoad, Var, s_tir, structural_walk, tirx
+from ..._tvm import TensorLoad, Var, s_tir, structural_walk, tirx, tvm
 from ...ir.analysis import contains, reads_data, uses_var
 
 
@@ -247,13 +247,10 @@ def inner_loop(block: BlockFacts) -> Optional[InnerLoop]:
 
 
 def _unit_stride(index: Any, var: Var) -> bool:
-    """Whether ``index`` is ``var`` plus an expression free of ``var``."""
+    """Whether ``index`` is ``var`` plus an expression free of ``var`` (``(k + 112) + 384`` is)."""
     if isinstance(index, Var):
         return index.same_as(var)
-    if isinstance(index, tirx.Add):
-        return any(isinstance(mine, Var) and mine.same_as(var) and not uses_var(rest, var)
-                   for mine, rest in ((index.a, index.b), (index.b, index.a)))
-    return False
+    return uses_var(index, var) and not uses_var(tvm.sym.Analyzer().simplify(index - var), var)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ class RowParallel(Rule):
         if row_loop is None:
             return False
         weights = row_extent_indptr(nest, row_loop)
+        if weights is not None:  # by the name the script gives the indptr parameter
+            names = {str(p.name): n for p, n in zip(sch.func.prim.params, sch.func.param_names)}
+            weights = names.get(weights)
         if weights is not None and isinstance(row_loop.extent, (tirx.IntImm, tirx.Var)):
             try:
                 sch.partition_rows(row.name, _parts_name(sch, row_loop, weights), COUNT, parallel=True, weights=weights)
