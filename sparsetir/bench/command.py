@@ -4,7 +4,8 @@ The run, top to bottom: read the options and every matrix (a bad one stops the r
 timing), find sparsetir's kernels in ``sparsetir.ops`` and the installed peers, then for each
 matrix, kernel and width build the case, time sparsetir, SciPy, torch and MKL in rotating
 rounds (each call after a model's dense op by default, or ``--alone``) while checking every
-answer, and finally print the table and write the JSON and the plot.
+answer, and finally print the table and write the JSON and the plot. ``--scripts`` runs users'
+scripts built with ``sparsetir.build`` instead of the kernels (``scripts.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import json
 import os
 import platform
 import sys
@@ -28,7 +30,7 @@ import scipy.sparse
 import sparsetir
 from sparsetir import data
 
-from . import interleave, peers, report
+from . import interleave, peers, report, scripts
 from .check import RTOL, mismatch
 from .kernels import KERNELS
 from .timing import ALONE, INTERLEAVED, PAUSE_S, measure
@@ -70,6 +72,8 @@ class Options:
     quiet: bool
     mode: str = INTERLEAVED  # or ALONE (--alone)
     formats: tuple[str, ...] = ()  # spmm's other formats (--formats)
+    # --scripts: the example scripts to run instead of the kernels (empty: all); None: the kernels
+    scripts: Optional[tuple[str, ...]] = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Options":
@@ -98,6 +102,11 @@ class Options:
         unknown = [name for name in formats if name not in FORMAT_NAMES]
         if unknown:
             raise UsageError(f"unknown format {unknown[0]!r} (choose from {', '.join(FORMAT_NAMES)}, or none)")
+        chosen = [*_given(args, "script", [])]
+        unknown = [name for name in chosen if name not in scripts.NAMES]
+        if unknown:
+            raise UsageError(f"unknown script {unknown[0]!r} (choose from {', '.join(scripts.NAMES)})")
+        run_scripts = bool(getattr(args, "scripts", False)) or bool(chosen)
         return cls(
             matrices=tuple(dict.fromkeys(matrices or [DEFAULT_MATRIX])),
             widths=tuple(dict.fromkeys(widths)),
@@ -110,6 +119,7 @@ class Options:
             quiet=bool(getattr(args, "quiet", False)),
             mode=ALONE if getattr(args, "alone", False) else INTERLEAVED,
             formats=tuple(dict.fromkeys(formats)),
+            scripts=tuple(dict.fromkeys(chosen)) if run_scripts else None,
         )
 
 
@@ -132,8 +142,9 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
         return EXIT_USAGE
 
     notes: list[str] = []
-    ours = _our_kernels(ops, options.kernels, notes)
-    if not ours:
+    wanted = tuple(scripts.VS_PEERS.values()) if options.scripts is not None else options.kernels
+    ours = _our_kernels(ops, wanted, notes)
+    if not ours and options.scripts is None:
         print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
         return EXIT_USAGE
     torch = peers.load_torch(notes)
@@ -156,6 +167,8 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
             "use the CPU, so timings may be unreliable"
         )
 
+    if options.scripts is not None:
+        return _run_scripts(options, ours, torch, mkl, matrices, environment, notes)
     formats = options.formats if "spmm" in ours and _takes_format(ours["spmm"]) else ()
     if options.formats and not formats and "spmm" in ours:
         notes.append("--formats: this spmm takes no format= argument; formats not run")
@@ -192,6 +205,33 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
         print(f"note: {note}", file=sys.stderr)
     _write_results(options, environment, notes, rows, interleave.describe(torch))
     return _verdict(rows)
+
+
+def _run_scripts(options: Options, ours: dict, torch, mkl, matrices, environment: dict,
+                 notes: list[str]) -> int:
+    """``--scripts``: the example scripts built with defaults, against ops, the peers and their
+    serial builds (sparsetir/bench/scripts.py); the same JSON, with the results under ``scripts``."""
+    results = scripts.run(options, ours, torch, mkl, matrices, notes,
+                          lambda work: _progress(work, options.quiet))
+    environment["load_average_end"] = list(os.getloadavg())
+    print(report.mode_line(options.mode, interleave.describe(torch), PAUSE_S))
+    for line in scripts.tables(results):
+        print(line)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    _write_results(options, environment, notes, [], interleave.describe(torch), results)
+    failures = results.failures()
+    if failures:
+        print(
+            f"sparsetir bench: FAILED: {len(failures)} implementation(s) gave a wrong answer or "
+            f"an error (answers checked against float64 NumPy/SciPy references, rtol {RTOL:g} of "
+            "each value's magnitude):\n" + "\n".join(f"  {_shortened(line)}" for line in failures),
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    print(f"all {results.checked()} results matched their float64 references (rtol {RTOL:g} of "
+          "each value's magnitude)")
+    return 0
 
 
 def _work(matrices, ours: dict, widths, notes: list[str]) -> list:
@@ -349,27 +389,35 @@ def _progress(work: list, quiet: bool):
 
 
 def _write_results(
-    options: Options, environment: dict, notes: list[str], rows, interleaved_with: str
+    options: Options, environment: dict, notes: list[str], rows, interleaved_with: str,
+    script_results: Optional["scripts.Results"] = None,
 ) -> None:
     options.out.mkdir(parents=True, exist_ok=True)
     alone = options.mode == ALONE
     settings = {
         "matrices": list(options.matrices),
-        "kernels": list(options.kernels),
+        "kernels": list(options.kernels) if options.scripts is None else [],
         "widths": list(options.widths),
         "rounds": options.rounds,
         "mode": options.mode,
         "interleaved_with": None if alone else interleaved_with,
         "pause_ms": PAUSE_S * 1e3 if alone else None,
         "threads": options.threads,
-        "formats": list(options.formats),
+        "formats": list(options.formats) if options.scripts is None else [],
         "seed": options.seed,
         "smoke": options.smoke,
         "rtol": RTOL,
         "reference": "SciPy/NumPy in float64",
     }
+    if options.scripts is not None:
+        settings["scripts"] = list(options.scripts or scripts.NAMES)
     json_path = options.out / report.JSON_NAME
     report.write_json(json_path, environment, settings, notes, rows)
+    if script_results is not None:
+        document = json.loads(json_path.read_text())
+        document["scripts"] = script_results.to_json()
+        document["passed"] = document["passed"] and not script_results.failures()
+        json_path.write_text(json.dumps(document, indent=2) + "\n")
     written = [str(json_path)]
     try:
         import matplotlib  # noqa: F401
@@ -378,8 +426,12 @@ def _write_results(
               file=sys.stderr)
     else:
         plot_path = options.out / report.PLOT_NAME
-        report.write_plot(plot_path, rows)
-        written.append(str(plot_path))
+        if script_results is not None:
+            scripts.write_plot(plot_path, script_results)
+        else:
+            report.write_plot(plot_path, rows)
+        if plot_path.is_file():
+            written.append(str(plot_path))
     print(f"\nwrote {' and '.join(written)}")
 
 
