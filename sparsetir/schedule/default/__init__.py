@@ -7,6 +7,7 @@ A list of named rules, in the order they run (one file each)::
     streamed_rows     wide rows read in order: summed in place, one pass each
     register_tile     a reduction into a row of outputs: the row in vector registers
     dot_product       a reduction along contiguous elements: vector lanes, summed once
+    register_accumulator  a value accumulated over a block's loops: kept in a register
     vectorize_inner   any other contiguous innermost loop: vectors
     prefetch          (per call) gathered rows fetched ahead, where the matrix makes it pay
 
@@ -33,6 +34,7 @@ from ...ir.function import SparseFunction
 from ..schedule import Schedule
 from .dot_product import DotProduct
 from .facts import nests
+from .register_accumulator import RegisterAccumulator
 from .register_tile import RegisterTile
 from .row_parallel import RowParallel
 from .rule import Choices, Context, Rule
@@ -42,7 +44,8 @@ from .streamed_rows import StreamedRows
 from .vectorize_inner import VectorizeInner
 
 #: The rules, in the order they run.
-RULES: tuple[Rule, ...] = (RowParallel(), StreamedRows(), RegisterTile(), DotProduct(), VectorizeInner())
+RULES: tuple[Rule, ...] = (RowParallel(), StreamedRows(), RegisterTile(), DotProduct(), RegisterAccumulator(),
+                           VectorizeInner())
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ class DotProduct(Rule):
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
         inner = inner_loop(block)
-        if inner is None or not block.has_init or inner.iter.kind != "R" or not inner.contiguous:
+        if inner is None or inner.extent is None or not block.has_init or inner.iter.kind != "R" or not inner.contiguous:
             return False
         if len(block.loops) < 2 or len(block.stores) != 1:
             return False

@@ -65,7 +65,7 @@ class BlockFacts:
     loads: tuple[Access, ...]
     has_init: bool
     children: tuple[str, ...]
-    allocates: bool  # the block allocates buffers of its own (searches' scratch, caches)
+    allocated: tuple[str, ...]  # the buffers the block allocates (searches' scratch, caches)
     #: the innermost loop holds this block alone (no sibling statement under it)
     alone: bool
     #: the block's body has a ``while`` loop (a binary search), which no vector loop may hold
@@ -142,7 +142,7 @@ def _collect(stmt: Any, parent: Optional[str], loops: list[LoopFacts], out: list
                       for iv, value in zip(block.iter_vars, stmt.iter_values))
         searches = contains(block.body, lambda n: isinstance(n, tirx.While))
         out[position] = BlockFacts(name, parent, tuple(loops), iters, tuple(stores), tuple(loads),
-                                   block.init is not None, tuple(children), bool(list(block.alloc_buffers)),
+                                   block.init is not None, tuple(children), tuple(str(b.name) for b in block.alloc_buffers),
                                    alone and bool(loops), searches)
         return [name]
     return []
@@ -210,7 +210,7 @@ class InnerLoop:
 
     loop: LoopFacts
     iter: IterFacts
-    extent: int
+    extent: Optional[int]  # None: known only at run time (``divides`` still proves multiples)
     #: every access that mentions the iterator has it in its last index only, as ``v + c``:
     #: consecutive iterations touch consecutive elements (one vector load or store)
     contiguous: bool
@@ -220,15 +220,23 @@ class InnerLoop:
     #: the loops just above it bound to reduction iterators (outermost first)
     reductions: tuple[LoopFacts, ...]
 
+    def divides(self, n: int) -> bool:
+        """Whether ``n`` provably divides the extent (``feat - feat % 16`` is a multiple of 16)."""
+        if self.extent is not None:
+            return self.extent % n == 0
+        remainder = tvm.sym.Analyzer().simplify(tirx.floormod(self.loop.extent, n))
+        return isinstance(remainder, tirx.IntImm) and int(remainder.value) == 0
+
 
 def inner_loop(block: BlockFacts) -> Optional[InnerLoop]:
     """The innermost loop of ``block`` as an ``InnerLoop``, or None (also when the loop holds
-    more than the block, or the block children or a search: nothing a rule could vectorize)."""
+    more than the block, or the block children or a search: nothing a rule could vectorize,
+    or when its extent reads data)."""
     if not block.loops or not block.alone or not block.is_leaf or block.searches:
         return None
     loop = block.loops[-1]
     it = block.iter_of(loop)
-    if loop.constant is None or it is None:
+    if it is None or reads_data(loop.extent):
         return None
     contiguous, gathered = True, False
     for access in block.uses(it.var):

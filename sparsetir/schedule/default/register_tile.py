@@ -64,26 +64,34 @@ class RegisterTile(Rule):
         if inner is None:
             return False
         lanes = context.choices.lanes(block.stores[0].dtype)
-        register_tile(sch, block.name, inner.extent, len(inner.reductions), lanes, context.choices.max_vectors)
-        one_pass = tile_extent(inner.extent, lanes, context.choices.max_vectors) == inner.extent
-        gather = gathered_rows(block, context.func, TILE, one_pass)
+        max_vectors = context.choices.max_vectors
+        if inner.extent is not None:
+            width = vector_width(inner.extent, lanes)
+            tile = tile_extent(inner.extent, lanes, max_vectors) // width
+        elif inner.divides(lanes):  # a run-time extent that the split_width rule made a multiple of the vector
+            width, tile = lanes, max_vectors if inner.divides(lanes * max_vectors) else 1
+        else:
+            return False
+        register_tile(sch, block.name, len(inner.reductions), width, tile)
+        gather = gathered_rows(block, context.func, TILE, inner.extent == width * tile)
         if gather is not None:
             context.gathers.append(gather)
         return True
 
 
 def tile_extent(extent: int, lanes: int, max_vectors: int = 8) -> int:
-    """Columns one tile of ``register_tile`` covers (the row takes ``extent / tile_extent`` passes)."""
+    """Columns one tile of ``register_tile`` covers (the row takes ``extent / tile_extent`` passes):
+    the widest vector dividing ``extent``, times the most of them (up to ``max_vectors``; a tile of
+    scalars, for an extent no vector divides, such as a tail of 15 columns, may hold ``lanes`` of
+    them: one vector's worth) that divide it."""
     width = vector_width(extent, lanes)
     return width * tile_vectors(extent, width, max_vectors if width > 1 else max(max_vectors, lanes))
 
 
-def register_tile(sch: Schedule, block: str, extent: int, reductions: int, lanes: int, max_vectors: int = 8) -> None:
+def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: int) -> None:
     """The steps of the rule on ``block``, whose last ``reductions + 1`` loops are the reduction
-    loops and the output row's loop of ``extent`` iterations. A tile of scalars (an extent no
-    vector divides, such as a tail of 15 columns) may hold ``lanes`` of them: one vector's worth."""
-    width = vector_width(extent, lanes)
-    tile = tile_extent(extent, lanes, max_vectors) // width
+    loops and the output row's loop, with tiles of ``tile`` vectors of ``width`` lanes (``width``
+    1: scalars) dividing that loop's extent (``tile_extent``)."""
     loops = sch.get_loops(block)
     k, reduced = loops[-1], loops[-1 - reductions:-1]
     if width > 1:

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...errors import ScheduleError
-from ...ir.function import SparseFunction
+from ..._tvm import tirx
 from ..schedule import Schedule
-from ..stage1 import find_iteration
+from ..stage1 import find_iteration, iteration_names
 from .register_tile import tile_extent
 from .rule import Choices
 
@@ -42,35 +41,38 @@ def split_points(extent: int, lanes: int, max_vectors: int) -> list[int]:
 
 
 def split_width(sch: Schedule, iteration: str, choices: Choices) -> bool:
-    """Split ``iteration`` of the stage-I program of ``sch`` by ``split_points`` (True when it did)."""
+    """Split ``iteration`` of the stage-I program of ``sch`` after the whole tiles, then after the
+    whole vectors (True when it did): when that takes fewer passes for a constant extent
+    (``split_points``), and always for an extent known only at run time (the generic variant of
+    a kernel, whose parts then tile and vectorize with their extents proven multiples)."""
     it = find_iteration(sch.func, iteration)
     axes = it.flat_axes()
     if not axes or it.kinds[len(axes) - 1] != "S" or it.init is None:
         return False
     axis = axes[-1]
-    if axis.kind.value != "dense_fixed" or not hasattr(axis.length, "value"):
-        return False
     dtype = _stored_dtype(it)
-    if dtype is None:
+    if axis.kind.value != "dense_fixed" or dtype is None:
         return False
-    points = split_points(int(axis.length.value), choices.lanes(dtype), choices.max_vectors)
-    name, start = iteration, 0
-    for point in points:
-        sch.sparse_split(name, find_iteration(sch.func, name).flat_axes()[-1].name, point - start)
-        name, start = f"{name}_tail", point
-        if not _has(sch.func, name):
-            raise ScheduleError(f"split_width: the tail of '{iteration}' is not named '{name}'")
-    return bool(points)
+    lanes = choices.lanes(dtype)
+    if isinstance(axis.length, tirx.IntImm):
+        extent = int(axis.length.value)
+        points = split_points(extent, lanes, choices.max_vectors)
+        multiples = [m for m in (lanes * choices.max_vectors, lanes) if points and extent % m and extent > m]
+    else:
+        multiples = [lanes * choices.max_vectors, lanes]
+    name, done = iteration, False
+    for multiple in multiples:
+        tail = find_iteration(sch.func, name).flat_axes()[-1]
+        if isinstance(tail.length, tirx.IntImm) and (int(tail.length.value) % multiple == 0
+                                                     or int(tail.length.value) < multiple):
+            continue  # nothing to split off at this multiple
+        before = set(iteration_names(sch.func))
+        sch.sparse_split(name, tail.name, multiple_of=multiple)
+        name = next(n for n in iteration_names(sch.func) if n not in before)  # the new tail iteration
+        done = True
+    return done
 
 
 def _stored_dtype(it) -> Optional[str]:
     stores = [st for st in it.body if hasattr(st, "buffer")]
     return str(stores[0].buffer.ty.dtype) if stores else None
-
-
-def _has(func: SparseFunction, name: str) -> bool:
-    try:
-        find_iteration(func, name)
-        return True
-    except ScheduleError:
-        return False

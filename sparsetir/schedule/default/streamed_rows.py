@@ -30,7 +30,7 @@ class StreamedRows(Rule):
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
         inner = reduction_row(block)
-        if inner is None or inner.gathered:
+        if inner is None or inner.gathered or inner.extent is None:
             return False
         dtype = block.stores[0].dtype
         if inner.extent * np.dtype(dtype).itemsize < context.choices.streamed_row_bytes:

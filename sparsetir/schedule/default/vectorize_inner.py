@@ -26,7 +26,8 @@ class VectorizeInner(Rule):
             return False
         if inner.loop.kind != tirx.ForKind.SERIAL:
             return False
-        width = vector_width(inner.extent, context.choices.lanes(block.stores[0].dtype))
+        lanes = context.choices.lanes(block.stores[0].dtype)
+        width = vector_width(inner.extent, lanes) if inner.extent is not None else lanes if inner.divides(lanes) else 1
         if width < 2:
             return False
         _, lanes = sch.split(sch.get_loops(block.name)[-1], [None, width], disable_predication=True)
