@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--scripts",
         action="store_true",
-        help="instead of the kernels: the README's SpMM script and examples/sddmm.py built with "
+        help="instead of the kernels: the README's SpMM and SDDMM scripts built with "
         "sparsetir.build(f), timed against sparsetir.ops, SciPy, torch and MKL; and every "
         "examples/*.py built with defaults against its serial build (schedule=\"none\"); every "
         "result checked",

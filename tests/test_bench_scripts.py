@@ -64,9 +64,10 @@ def _bench(argv, ops=None) -> int:
     return run(args, ops=ops if ops is not None else _fake_ops())
 
 
-def test_the_readme_script_is_the_readmes():
+@pytest.mark.parametrize("name", sorted(scripts.README_SCRIPTS))
+def test_the_readme_scripts_are_the_readmes(name):
     readme = (CHECKOUT / "README.md").read_text()
-    body = scripts.README_SPMM.split("\n\n\n", 1)[1]  # the function, after the import
+    body = scripts.README_SCRIPTS[name].split("\n\n\n", 1)[1]  # the function, after the import
     assert body in readme
 
 

@@ -2,8 +2,8 @@
 
 Two parts, each result checked against a float64 NumPy/SciPy reference written here:
 
-- **vs peers**: the README's SpMM script (``README_SPMM``, the same computation as
-  ``examples/csr_spmm.py``) and ``examples/sddmm.py``, built with the default schedule and called
+- **vs peers**: the README's SpMM and SDDMM scripts (``README_SPMM``, ``README_SDDMM``: the
+  computations of ``sparsetir.ops.spmm`` and ``ops.sddmm``), built with the default schedule and called
   the way a user calls them (by name, arguments checked), timed against ``sparsetir.ops``, SciPy,
   torch and MKL on the chosen matrices and widths, exactly as ``sparsetir bench`` times its
   kernels (``kernels.KERNELS`` gives the peers, the operands and the reference);
@@ -56,6 +56,32 @@ def csr_spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T
             C[i, k] = T.float32(0)
         C[i, k] = C[i, k] + A[i, j] * B[j, k]
 '''
+
+#: The SDDMM script of README.md's section "A script", verbatim (a test keeps the two equal).
+README_SDDMM = '''\
+from sparsetir.script import tir as T
+
+
+@T.prim_func
+def sddmm(a: T.handle, x: T.handle, y: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
+          m: T.int32, n: T.int32, feat: T.int32, nnz: T.int32) -> None:
+    T.func_attr({"sparse_tir_level": 2})
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+    J_dense = T.dense_fixed(n)
+    K = T.dense_fixed(feat)
+    A = T.match_sparse_buffer(a, (I, J), dtype="float32")
+    X = T.match_sparse_buffer(x, (I, K), dtype="float32")
+    Y = T.match_sparse_buffer(y, (J_dense, K), dtype="float32")
+    C = T.match_sparse_buffer(c, (I, J), dtype="float32")
+    with T.sp_iter([I, J, K], "SSR", "sddmm") as [i, j, k]:        # i, j spatial; k reduced
+        with T.init():
+            C[i, j] = T.float32(0)
+        C[i, j] = C[i, j] + A[i, j] * X[i, k] * Y[j, k]
+'''
+
+#: The README's scripts by the name the bench gives them.
+README_SCRIPTS = {"readme_spmm": README_SPMM, "readme_sddmm": README_SDDMM}
 
 #: Where the examples live: beside the package in a checkout (``examples/``).
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -653,7 +679,7 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "readme_spmm": README_SPMM, "examples": str(EXAMPLES),
+            "readme_spmm": README_SPMM, "readme_sddmm": README_SDDMM, "examples": str(EXAMPLES),
             "passed": not self.failures(),
             "vs_peers": [row.to_json() for row in self.peer_rows],
             "vs_serial": [row.to_json() for row in self.serial_rows],
@@ -698,11 +724,11 @@ def _geomean(values: Sequence[float]) -> float:
 
 
 def script_function(name: str) -> Any:
-    """The parsed example ``name`` (``README_SPMM`` for ``"readme_spmm"``)."""
+    """The parsed example ``name`` (a README script for ``"readme_spmm"``, ``"readme_sddmm"``)."""
     import sparsetir
 
-    if name == "readme_spmm":
-        return sparsetir.parse(README_SPMM, "README.md")
+    if name in README_SCRIPTS:
+        return sparsetir.parse(README_SCRIPTS[name], "README.md")
     return sparsetir.parse_file(EXAMPLES / f"{name}.py")
 
 
@@ -753,12 +779,13 @@ def run(options, ours: dict, torch: Optional[ModuleType], mkl: Optional[ModuleTy
 
     def build(script: str, schedule: str):
         """(function, kernel, error, build ms) of ``script`` for the vs-peers part ("peers": the
-        README's SpMM script for csr_spmm), or built with the default schedule or serially."""
+        README's script for csr_spmm and sddmm), or built with the default schedule or serially."""
         key = f"{script}:{schedule}"
         if key not in built:
             start = time.perf_counter()
             try:
-                func = script_function("readme_spmm" if (script, schedule) == ("csr_spmm", "peers") else script)
+                readme = {"csr_spmm": "readme_spmm", "sddmm": "readme_sddmm"}.get(script) if schedule == "peers" else None
+                func = script_function(readme or script)
                 kernel = sparsetir.build(func) if schedule in (DEFAULT, "peers") else \
                     sparsetir.build(func, schedule="none")
                 built[key] = (func, kernel, None, (time.perf_counter() - start) * 1e3)
@@ -822,13 +849,12 @@ def _peer_case(script: str, kernel_name: str, matrix_name: str, matrix, width: i
         impl = _script_impl(SCRIPT, kernel, arguments, "c", build_error=error)
         where = "README.md's csr_spmm"
     else:
-        # ops.sddmm(A, X, Y)[i, j] = A[i, j] * dot(X[i], Y[j]); examples/sddmm.py computes
-        # y[i, j] = x[i, j] * sum_k a[i, k] * b[j, k]: a = X, b = Y, x = A's values, y on A's pattern.
+        # The README's SDDMM computes what ops.sddmm(A, X, Y) does, on A's pattern.
         x_rows, y_cols = case.operands
-        arguments = dict(a=x_rows, b=y_cols, x=matrix.data, y=_nan(matrix.nnz), indptr=matrix.indptr,
-                         indices=matrix.indices, m=m, n=n, feat_size=width, nnz=matrix.nnz)
-        impl = _script_impl(SCRIPT, kernel, arguments, "y", build_error=error)
-        where = "examples/sddmm.py"
+        arguments = dict(a=matrix.data, x=x_rows, y=y_cols, c=_nan(matrix.nnz), indptr=matrix.indptr,
+                         indices=matrix.indices, m=m, n=n, feat=width, nnz=matrix.nnz)
+        impl = _script_impl(SCRIPT, kernel, arguments, "c", build_error=error)
+        where = "README.md's sddmm"
     impls = [impl]
     if kernel_name in ours:
         impls += [replace(found, name=OPS) if found.name == "sparsetir" else found
@@ -925,7 +951,7 @@ def tables(results: Results) -> list[str]:
             if "mkl" in others:
                 line.append(_x(row.ratio("mkl")))
             body.append(line)
-        lines.append("scripts vs peers: the README's SpMM script and examples/sddmm.py, built with "
+        lines.append("scripts vs peers: the README's SpMM and SDDMM scripts, built with "
                      "sparsetir.build(f); ratios are the script's speed over the other's (above 1x: "
                      "the script is faster)")
         lines.append(_align([header, *body], text_columns={0, 1}))
