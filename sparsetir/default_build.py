@@ -16,9 +16,10 @@ from .errors import SparseTIRError
 from .ir.function import SparseFunction
 from .ir.stage2 import Stage2Function, partitions_of
 from .runtime.cache import KernelCache
-from .runtime.signature import signature_of
+from .runtime.signature import BufferParam, signature_of
 from .runtime.specialized import Partition, Prefetch, SpecializedKernel, Variant
-from .runtime.target import TargetLike, as_target, host_target, num_threads
+from .runtime.parallel import num_threads
+from .runtime.target import TargetLike, as_target, host_target
 from .runtime.validate import CallValidator
 from .schedule.default import Choices, DefaultSchedule, default_schedule
 from .schedule.default.prefetch import column_locality, operand_bytes, prefetch_lines
@@ -38,6 +39,7 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
     signature = signature_of(stage3, symbol)
     validator = CallValidator(signature, constraints_of(stage2), device="cpu")
     widths = width_params(func) if isinstance(func, SparseFunction) else []
+    arrays = tuple(i for i, p in enumerate(signature.params) if isinstance(p, BufferParam))
     user_target = as_target(target)
 
     def make(values: Optional[dict[str, int]], lines: int) -> Variant:
@@ -50,7 +52,7 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
         fixed = lines if lines >= 0 else choices.prefetch
         kernel = _build(_prefetched(f2, scheduled, fixed), variant_target, symbol, [], cache)
         decide = _prefetch_plan(scheduled, signature.names) if fixed is None else None
-        return _variant(kernel, f2, signature.names, widths, decide)
+        return _variant(kernel, f2, signature.names, arrays, decide)
 
     chunks = max(int(choices.chunks_per_thread), 1)
     kernel = SpecializedKernel(signature, validator, widths, make, lambda: num_threads() * chunks)
@@ -101,30 +103,27 @@ def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: Def
     return target
 
 
-def _variant(kernel: Any, f2: Stage2Function, names: list[str], widths: list[str],
+def _variant(kernel: Any, f2: Stage2Function, names: list[str], arrays: tuple[int, ...],
              prefetch: Optional[Prefetch] = None) -> Variant:
-    """Where each argument of the compiled ``kernel`` comes from, for a call with ``names``."""
+    """Where each argument of the compiled ``kernel`` comes from, for a call with ``names``
+    (``arrays``: the positions of the call's array arguments)."""
     position = {n: i for i, n in enumerate(names)}
     params = kernel.params
     sources = tuple(position.get(p) for p in params)
     stage2_names = {str(p.name): n for p, n in zip(f2.prim.params, f2.param_names)}
     partitions = []
     counted: set[str] = set()
-    weights_at = None
     for entry in partitions_of(f2.prim.attrs):
         if entry.parts not in params:
             raise SparseTIRError(f"the default schedule of {kernel.name} partitions rows by '{entry.parts}', "
                                  "which the compiled kernel does not take")
         rows = _rows(entry.extent, position)
         weights = position.get(stage2_names.get(entry.weights, entry.weights)) if entry.weights else None
-        if weights is not None and weights_at is None:
-            weights_at = weights
         count = params.index(entry.count) if entry.count not in counted else None
         counted.add(entry.count)
         dtype = next(p.dtype for p in kernel.signature.params if p.name == entry.parts)
         partitions.append(Partition(params.index(entry.parts), count, rows, weights, dtype))
-    work = (weights_at,) + tuple(position[w] for w in widths) if weights_at is not None else ()
-    return Variant(kernel, sources, tuple(partitions), work, prefetch)
+    return Variant(kernel, sources, tuple(partitions), arrays, prefetch)
 
 
 def _rows(extent: str, position: dict[str, int]) -> Any:

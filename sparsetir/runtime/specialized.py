@@ -32,9 +32,10 @@ from .validate import CallValidator, prepare_unchecked
 MAX_VARIANTS = 16
 #: Widths from 1 up to this are specialized (larger ones run the generic variant).
 MAX_WIDTH = 1 << 16
-#: Work (rows and nonzeros times the widths) under which a variant runs on the calling thread
-#: alone: a parallel launch costs ~2 us when the other cores are idle (``sparsetir.ops`` uses
-#: the same bound).
+#: Work (elements of the call's arrays) under which a variant runs on the calling thread alone:
+#: a parallel launch costs ~2 us when the other cores are idle, and exposes a call of a few
+#: microseconds to waiting for a descheduled thread when they are not (``sparsetir.ops`` uses
+#: the same bound on its multiply-adds).
 SERIAL_WORK = 1 << 16
 
 
@@ -70,8 +71,8 @@ class Variant:
     #: an argument computed here (a partition's boundaries or chunk count)
     sources: tuple[Optional[int], ...]
     partitions: tuple[Partition, ...]
-    #: the script's arguments whose product estimates the work of a call (nnz, widths)
-    work: tuple[int, ...] = ()
+    #: the script's array arguments, whose sizes add up to an estimate of a call's work
+    arrays: tuple[int, ...] = ()
     #: the per-call prefetch decision, for a variant that does not prefetch
     prefetch: Optional[Prefetch] = None
 
@@ -85,13 +86,14 @@ class Variant:
                 args[p.count] = threads
         return args
 
-    def estimated_work(self, prepared: list) -> Optional[int]:
-        if not self.work:
-            return None
-        total = 1
-        for i in self.work:
+    def estimated_work(self, prepared: list) -> int:
+        """The elements of the call's arrays: a kernel reads or writes most of them (at least a
+        row of every dense operand per stored entry), so a call with few is not worth a launch."""
+        total = 0
+        for i in self.arrays:
             value = prepared[i]
-            total *= int(value) if not hasattr(value, "shape") else max(int(_host_ints(value)[-1]), 1)
+            size = getattr(value, "size", None)
+            total += int(size) if isinstance(size, int) else int(value.numel()) if hasattr(value, "numel") else SERIAL_WORK
         return total
 
 
@@ -185,8 +187,7 @@ class SpecializedKernel:
                 variant = self._variants.get(key) or self._get(key)
         arguments = variant.arguments(prepared, max(self._threads(), 1))
         try:
-            work = variant.estimated_work(prepared)
-            active = launcher() if work is not None and work < SERIAL_WORK else None
+            active = launcher() if variant.estimated_work(prepared) < SERIAL_WORK else None
             if active is not None:
                 active.serial(variant.kernel.compiled.invoke, arguments)
             else:
@@ -221,9 +222,10 @@ class SpecializedKernel:
         return f"SpecializedKernel({self.name}({', '.join(self.params)}){widths})"
 
 
-#: Recent partitions: (id, data address and length of the indptr, its last entry, rows, threads)
+#: Recent partitions: (identity and length of the indptr, its last entry, rows, threads, dtype)
 #: -> boundaries. Any non-decreasing boundaries from 0 to the row count are a valid partition, so
-#: one computed before an in-place edit of the indptr is still safe (only less balanced).
+#: one computed for other contents of the array (edited in place, or another array that got its
+#: identity) is still safe: only less balanced.
 _RECENT: dict[tuple, np.ndarray] = {}
 _RECENT_LIMIT = 64
 
@@ -232,9 +234,8 @@ def _boundaries(indptr: Any, rows: int, threads: int, dtype: str) -> np.ndarray:
     """``threads + 1`` row boundaries of equal work (equal rows without an ``indptr``)."""
     if indptr is None:
         return uniform_partition(rows, threads).astype(dtype, copy=False)
-    ptr = _host_ints(indptr)
-    key = (id(indptr), ptr.__array_interface__["data"][0], ptr.shape[0], int(ptr[-1]) if ptr.size else 0,
-           rows, threads, dtype)
+    ptr = indptr if type(indptr) is np.ndarray else _host_ints(indptr)
+    key = (id(indptr), ptr.shape[0], int(ptr[-1]) if ptr.size else 0, rows, threads, dtype)
     found = _RECENT.get(key)
     if found is None:
         if len(_RECENT) >= _RECENT_LIMIT:
@@ -244,20 +245,18 @@ def _boundaries(indptr: Any, rows: int, threads: int, dtype: str) -> np.ndarray:
     return found
 
 
-#: Recent prefetch decisions: (the structure's identity as in ``_RECENT``, the operand's shape
-#: and dtype) -> lines. A decision is a matter of speed only, so a stale one is safe.
+#: Recent prefetch decisions: (the structure arrays' identities and the operand's shape and
+#: dtype) -> lines. A decision is a matter of speed only, so a stale one is safe.
 _DECIDED: dict[tuple, int] = {}
 
 
 def _decided(p: Prefetch, dense: Any, indptr: Any, indices: Any) -> int:
-    idx = _host_ints(indices)
-    key = (id(indices), idx.__array_interface__["data"][0], idx.shape[0], id(indptr),
-           tuple(int(d) for d in dense.shape), str(dense.dtype), p.decide)
+    key = (id(indices), id(indptr), dense.shape, dense.dtype, p.decide)
     found = _DECIDED.get(key)
     if found is None:
         if len(_DECIDED) >= _RECENT_LIMIT:
             _DECIDED.clear()
-        found = _DECIDED[key] = p.decide(dense, _host_ints(indptr), idx)
+        found = _DECIDED[key] = p.decide(dense, _host_ints(indptr), _host_ints(indices))
     return found
 
 
