@@ -30,10 +30,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..runtime.kernel import call_error
-from ..runtime.parallel import launcher
+from ..runtime.launch import launch
 from ..runtime.target import num_threads
-from ..runtime.validate import prepare_unchecked
 from .inputs import (
     VALUE_DTYPES,
     CsrInput,
@@ -120,37 +118,12 @@ def _csr(what: str, A: Any) -> CsrInput:
     return prepared.get("csr", A, lambda: prepare_csr(what, A, _parts()))
 
 
-#: Work (multiply-adds, or comparable steps) under which a kernel runs on the calling thread
-#: alone: a parallel launch costs ~2 us when the other cores are idle, and exposes a call of a
-#: few microseconds to waiting for a descheduled thread when they are not.
-SERIAL_WORK = 1 << 16
-
-
 def _run(key: KernelKey, work: int, *args: Any) -> None:
-    _call(library.get(key), args, work)
+    launch(library.get(key), args, work)
 
 
-def _call(kernel: Any, args: tuple, work: int) -> None:
-    """Run ``kernel`` on ``args`` (``work`` says how much there is to do): straight into the
-    compiled code, which takes ordinary arguments as they are; an argument TVM refuses (a
-    read-only or a size-0 numpy array) raises before the kernel runs, and the call is made again
-    with such arguments adapted (``prepare_unchecked``)."""
-    try:
-        _invoke(kernel, args, work)
-    except (BufferError, ValueError):
-        try:
-            _invoke(kernel, prepare_unchecked(kernel.signature, args), work)
-        except Exception as err:
-            raise call_error(kernel.name, err) from err
-
-
-def _invoke(kernel: Any, args: tuple, work: int) -> None:
-    if work < SERIAL_WORK:
-        active = launcher()
-        if active is not None:
-            active.serial(kernel.compiled.invoke, args)
-            return
-    kernel.compiled.invoke(args)
+#: Run a kernel on arguments (in its parameter order) with ``work`` to do: ``runtime.launch``.
+_call = launch
 
 
 def _kernel(a: CsrInput, op: str, feat: int, Y: Any = None) -> Any:

@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..errors import ArgumentError
-from .kernel import Kernel, bind_arguments, call_error
-from .parallel import launcher
+from .kernel import Kernel, bind_arguments
+from .launch import launch
 from .partition import row_partition, uniform_partition
 from .signature import Signature
 from .validate import CallValidator, prepare_unchecked
@@ -32,11 +32,6 @@ from .validate import CallValidator, prepare_unchecked
 MAX_VARIANTS = 16
 #: Widths from 1 up to this are specialized (larger ones run the generic variant).
 MAX_WIDTH = 1 << 16
-#: Work (elements of the call's arrays) under which a variant runs on the calling thread alone:
-#: a parallel launch costs ~2 us when the other cores are idle, and exposes a call of a few
-#: microseconds to waiting for a descheduled thread when they are not (``sparsetir.ops`` uses
-#: the same bound on its multiply-adds).
-SERIAL_WORK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -93,7 +88,7 @@ class Variant:
         for i in self.arrays:
             value = prepared[i]
             size = getattr(value, "size", None)
-            total += int(size) if isinstance(size, int) else int(value.numel()) if hasattr(value, "numel") else SERIAL_WORK
+            total += int(size) if isinstance(size, int) else int(value.numel()) if hasattr(value, "numel") else 1 << 20
         return total
 
 
@@ -185,15 +180,7 @@ class SpecializedKernel:
             if lines >= 0:
                 key = (key[0], lines)
                 variant = self._variants.get(key) or self._get(key)
-        arguments = variant.arguments(prepared, max(self._threads(), 1))
-        try:
-            active = launcher() if variant.estimated_work(prepared) < SERIAL_WORK else None
-            if active is not None:
-                active.serial(variant.kernel.compiled.invoke, arguments)
-            else:
-                variant.kernel.compiled.invoke(arguments)
-        except Exception as err:  # TVM's own argument checks (with check=False)
-            raise call_error(self.name, err) from err
+        launch(variant.kernel, variant.arguments(prepared, max(self._threads(), 1)), variant.estimated_work(prepared))
 
     def _key(self, prepared: list) -> Optional[tuple[int, ...]]:
         if not self.widths:
