@@ -34,6 +34,7 @@ from .driver import build
 from .schedule import Schedule, replay
 from .runtime.parallel import num_threads, set_num_threads
 from .explorer import explore
+from .tune import tune
 
 __all__ = [
     "ArgumentError",
@@ -63,5 +64,6 @@ __all__ = [
     "set_num_threads",
     "structural_equal",
     "structural_hash",
+    "tune",
     "verify",
 ]
