@@ -16,6 +16,7 @@ from .errors import SparseTIRError
 from .ir.function import SparseFunction
 from .ir.stage2 import Stage2Function, partitions_of
 from .runtime.cache import KernelCache
+from .runtime.constraints import IndicesConstraint
 from .runtime.signature import BufferParam, signature_of
 from .runtime.specialized import Partition, Prefetch, SpecializedKernel, Variant
 from .runtime.parallel import num_threads
@@ -37,7 +38,8 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
     stage3 = pipeline.lower(stage2)
     symbol = name or pipeline.function_name(stage3) or "main"
     signature = signature_of(stage3, symbol)
-    validator = CallValidator(signature, constraints_of(stage2), device="cpu")
+    base = constraints_of(stage2)
+    validator = CallValidator(signature, base, device="cpu")
     widths = width_params(func) if isinstance(func, SparseFunction) else []
     arrays = tuple(i for i, p in enumerate(signature.params) if isinstance(p, BufferParam))
     user_target = as_target(target)
@@ -52,7 +54,8 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
         fixed = lines if lines >= 0 else choices.prefetch
         kernel = _build(_prefetched(f2, scheduled, fixed), variant_target, symbol, [], cache)
         decide = _prefetch_plan(scheduled, signature.names) if fixed is None else None
-        return _variant(kernel, f2, signature.names, arrays, decide)
+        extra = _extra_checks(f2, base, signature)
+        return _variant(kernel, f2, signature.names, arrays, decide, extra)
 
     chunks = max(int(choices.chunks_per_thread), 1)
     kernel = SpecializedKernel(signature, validator, widths, make, lambda: num_threads() * chunks)
@@ -103,8 +106,20 @@ def _with_options(target: "tvm.target.Target", given: TargetLike, scheduled: Def
     return target
 
 
+def _extra_checks(f2: Stage2Function, base: list, signature: Any) -> Optional[Any]:
+    """The structure checks the scheduled ``f2`` needs beyond ``base`` (the script's): sorted
+    coordinates that a proof of parallel rows relied on (``Schedule``'s sorted axes), as a
+    check of a call's arguments; None when there are none."""
+    from .driver import constraints_of
+
+    have = {(c.array, getattr(c, "sorted", None)) for c in base}
+    extra = [c for c in constraints_of(f2) if isinstance(c, IndicesConstraint) and c.sorted
+             and (c.array, True) not in have and c.array in signature.names]
+    return CallValidator(signature, extra, device="cpu").check_structure if extra else None
+
+
 def _variant(kernel: Any, f2: Stage2Function, names: list[str], arrays: tuple[int, ...],
-             prefetch: Optional[Prefetch] = None) -> Variant:
+             prefetch: Optional[Prefetch] = None, checks: Optional[Any] = None) -> Variant:
     """Where each argument of the compiled ``kernel`` comes from, for a call with ``names``
     (``arrays``: the positions of the call's array arguments)."""
     position = {n: i for i, n in enumerate(names)}
@@ -123,7 +138,7 @@ def _variant(kernel: Any, f2: Stage2Function, names: list[str], arrays: tuple[in
         counted.add(entry.count)
         dtype = next(p.dtype for p in kernel.signature.params if p.name == entry.parts)
         partitions.append(Partition(params.index(entry.parts), count, rows, weights, dtype))
-    return Variant(kernel, sources, tuple(partitions), arrays, prefetch)
+    return Variant(kernel, sources, tuple(partitions), arrays, prefetch, checks)
 
 
 def _rows(extent: str, position: dict[str, int]) -> Any:

@@ -70,6 +70,9 @@ class Variant:
     arrays: tuple[int, ...] = ()
     #: the per-call prefetch decision, for a variant that does not prefetch
     prefetch: Optional[Prefetch] = None
+    #: structure checks the variant needs beyond the script's (coordinates its parallel loops
+    #: rely on being sorted), run on checked calls: ``CallValidator.check_structure``
+    checks: Optional[Callable[[list], None]] = None
 
     def arguments(self, prepared: list, threads: int) -> list:
         """The variant's arguments for a call whose checked arguments are ``prepared``."""
@@ -174,6 +177,8 @@ class SpecializedKernel:
         prepared = self._validator(values) if check else prepare_unchecked(self.signature, values)
         key = (self._key(prepared), -1)
         variant = self._variants.get(key) or self._get(key)
+        if check and variant.checks is not None:
+            variant.checks(prepared)
         if variant.prefetch is not None:
             p = variant.prefetch
             lines = _decided(p, prepared[p.dense], prepared[p.indptr], prepared[p.indices])

@@ -88,6 +88,20 @@ class CallValidator:
             self._checked.remember(structure, env)
         return prepared
 
+    def check_structure(self, values: Sequence[Any]) -> None:
+        """Only the structure constraints, on a call's arguments that were checked otherwise
+        already (by a validator of the same signature): a variant of a kernel may need more of
+        them than the script (sorted coordinates a parallel loop relies on)."""
+        env: dict[str, int] = {p.name: int(values[i]) for i, p, bounds in self._scalars if bounds is not None}
+        for array, dim, var in self._dim_bindings:
+            env.setdefault(var, int(inspect_array(values[self._positions[array]]).shape[dim]))
+        hosts = {name: inspect_array(values[self._positions[name]]).host_array() for name in self.structure_arrays}
+        for c in self.constraints:
+            if isinstance(c, IndptrConstraint):
+                check_indptr(c, hosts, env)
+            else:
+                check_indices(c, hosts, env)
+
     def _fast_path(self, values: Sequence[Any]) -> Optional[list[Any]]:
         """The checks of ``__call__`` for the common call (integer scalars in range; contiguous,
         aligned, writeable, non-empty numpy arrays of the right dtype and rank), at a fraction

@@ -25,7 +25,7 @@ from .._tvm import Schedule as TVMSchedule, TVMScheduleError, tirx
 from ..errors import ScheduleError
 from ..ir.axis import FusedAxis
 from ..ir.function import SparseFunction
-from ..ir.stage2 import Stage2Function
+from ..ir.stage2 import SEARCHED_ATTR, Stage2Function
 from ..transforms import pipeline
 from ..transforms.partition import partition_rows
 from .checks import check_stage2, check_stage3
@@ -61,6 +61,9 @@ class Schedule:
         self.round_trip = round_trip
         self._initial = func
         self._stage, self._func, self._tvm = _start(func)
+        # Sparse axes whose coordinates a step's proof relied on being sorted within rows (a
+        # parallel loop writing one row per coordinate): the program then checks them per call.
+        self._sorted_axes: list[str] = []
         self.history = History(self._checked_script(), stage=self._stage)
 
     @property
@@ -79,7 +82,7 @@ class Schedule:
         if self._stage == 1:
             return self._func
         if self._stage == 2:
-            return Stage2Function.from_func(self._tvm.mod["main"])
+            return Stage2Function.from_func(_with_sorted(self._tvm.mod["main"], self._sorted_axes))
         return self._tvm.mod["main"]
 
     def __repr__(self) -> str:
@@ -106,10 +109,13 @@ class Schedule:
         """Fuse consecutive parent→child axes of a sparse iteration into one loop."""
         self._stage1("sparse_fuse", iteration, axes=list(axes))
 
-    def sparse_split(self, iteration: str, axis: Any, at: int) -> None:
-        """Split a sparse iteration in two over ``[0, at)`` and ``[at, extent)`` of a dense axis
-        (``stage1.sparse_split``): an awkward width becomes whole vectors plus a tail."""
-        self._stage1("sparse_split", iteration, axis=axis, at=at)
+    def sparse_split(self, iteration: str, axis: Any, at: Optional[int] = None, multiple_of: Optional[int] = None) -> None:
+        """Split a sparse iteration in two over ``[0, at)`` and ``[at, extent)`` of a dense axis,
+        or after the largest multiple of ``multiple_of`` (``stage1.sparse_split``): an awkward
+        width becomes whole vectors plus a tail."""
+        args = {"at": at} if multiple_of is None else {"multiple_of": multiple_of} if at is None else \
+            {"at": at, "multiple_of": multiple_of}
+        self._stage1("sparse_split", iteration, axis=axis, **args)
 
     def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
         """Set an attribute of a sparse iteration."""
@@ -134,7 +140,7 @@ class Schedule:
     def lower_sparse_buffer(self) -> None:
         """Move to stage III: flatten the sparse buffers into the arrays the caller passes."""
         self._require_stage(2, "lower_sparse_buffer")
-        stage2 = Stage2Function.from_func(copy.deepcopy(self._tvm.mod["main"]))
+        stage2 = Stage2Function.from_func(_with_sorted(copy.deepcopy(self._tvm.mod["main"]), self._sorted_axes))
         tvm_sch = _tvm_schedule(pipeline.lower(stage2))
         script = check_stage3(tvm_sch.mod["main"], self.round_trip)
         self._stage, self._tvm = 3, tvm_sch
@@ -191,6 +197,7 @@ class Schedule:
         """An independent copy of this schedule (program and history): steps applied to one do
         not change the other, so a sequence of steps can be tried and dropped."""
         other = copy.copy(self)
+        other._sorted_axes = list(self._sorted_axes)
         if self._tvm is not None:
             other._tvm = self._tvm.copy()
         other.history = History(self.history.initial_script, list(self.history.steps), self.history.stage)
@@ -257,10 +264,19 @@ class Schedule:
                     bind_independent(self._tvm, arguments["loop"], arguments["thread_axis"], self._nested_buffers())
                 else:
                     kind = tirx.ForKind.PARALLEL if name == "parallel" else tirx.ForKind.VECTORIZED
-                    run_independent(self._tvm, arguments["loop"], kind, self._nested_buffers())
+                    relied: set = set()
+                    run_independent(self._tvm, arguments["loop"], kind, self._nested_buffers(), self._sorted_indices(),
+                                    relied)
+                    self._sorted_axes.extend(sorted(relied - set(self._sorted_axes)))
             except ScheduleError as ours:
                 raise ScheduleError(f"refused by TVM (its subtree is not compact dataflow), and {ours}") from err
             return None
+
+    def _sorted_indices(self) -> dict[str, str]:
+        """Stage II: the indices buffers of sparse axes, by buffer name, to their axes' names."""
+        if self._stage != 2:
+            return {}
+        return {str(a.indices.name): a.name for a in self.func.axes if a.is_sparse and a.indices is not None}
 
     def _nested_buffers(self) -> list[str]:
         """Stage-II buffers laid out by a variable axis (their later dimensions share storage ranges)."""
@@ -335,6 +351,15 @@ def _start(func: Any) -> tuple[int, Optional[SparseFunction], Optional[TVMSchedu
     if stage == 1:
         return 1, func, None
     return stage, None, _tvm_schedule(func.func if isinstance(func, Stage2Function) else func)
+
+
+def _with_sorted(prim: "tirx.PrimFunc", axes: Sequence[str]) -> "tirx.PrimFunc":
+    """``prim`` with ``axes`` among the axes its kernel checks for sorted coordinates."""
+    if not axes:
+        return prim
+    attrs = prim.attrs
+    have = [str(a) for a in attrs[SEARCHED_ATTR]] if attrs is not None and SEARCHED_ATTR in attrs else []
+    return prim.with_attr(SEARCHED_ATTR, have + [a for a in axes if a not in have])
 
 
 def _unit_loop(loop: Any) -> bool:

@@ -39,7 +39,7 @@ show is refused with the reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .._tvm import Schedule, TensorLoad, Var, s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
 from ..errors import ScheduleError
@@ -70,11 +70,14 @@ def bind_independent(sch: Schedule, loop: Any, thread: str, nested: Sequence[str
     sch.state.replace(sch.get_sref(loop), bound)
 
 
-def run_independent(sch: Schedule, loop: Any, kind: Any, nested: Sequence[str] = ()) -> None:
+def run_independent(sch: Schedule, loop: Any, kind: Any, nested: Sequence[str] = (),
+                    sorted_indices: Optional[Mapping[str, str]] = None, relied: Optional[set] = None) -> None:
     """Make ``loop`` a CPU ``parallel`` or ``vectorized`` loop (``kind``, a ``tirx.ForKind``) after
     proving its iterations independent (the module docs' conditions 2 and 3: unlike a GPU
-    binding, it may sit below other statements, which still run once)."""
-    reason = independent_iterations(sch, loop, nested, heads_kernel=False)
+    binding, it may sit below other statements, which still run once). ``sorted_indices`` and
+    ``relied`` as for ``independent_iterations``."""
+    reason = independent_iterations(sch, loop, nested, heads_kernel=False, sorted_indices=sorted_indices,
+                                    relied=relied)
     if reason is not None:
         raise ScheduleError(reason)
     node = sch.get(loop)
@@ -85,11 +88,17 @@ def run_independent(sch: Schedule, loop: Any, kind: Any, nested: Sequence[str] =
     sch.state.replace(sch.get_sref(loop), replaced)
 
 
-def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (), heads_kernel: bool = True) -> Optional[str]:
+def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (), heads_kernel: bool = True,
+                           sorted_indices: Optional[Mapping[str, str]] = None,
+                           relied: Optional[set] = None) -> Optional[str]:
     """None when ``loop`` may run its iterations on different threads (module docs), else why not.
 
     ``heads_kernel=False`` drops condition 1: a CPU ``parallel`` loop may sit anywhere, since
-    the statements around it still run once."""
+    the statements around it still run once. ``sorted_indices`` maps the indices buffers of
+    sparse axes to their axes: a dimension indexed by one of them at the loop's position
+    (``I_indices[r, v]``) names the iteration too, provided that axis's coordinates strictly
+    increase within each row, which the kernel then checks on every call: the axes the proof
+    relied on are added to ``relied``."""
     node = sch.get(loop)
     name = node.loop_var.name
     if node.kind != tirx.ForKind.SERIAL or not _is_zero(node.min):
@@ -103,13 +112,20 @@ def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (),
     accesses.visit(node.body)
     if accesses.refusal is not None:
         return f"the iterations of loop '{name}' cannot be shown independent: {accesses.refusal}"
+    needed: set = set()
     for buffer, found in accesses.by_buffer().items():
         if not any(a.kind != "read" for a in found) or all(a.kind == "atomic" for a in found):
             continue
         dims = [0] if buffer in nested else range(len(found[0].indices))
-        if not any(_slot_names_iteration(found, d, node.loop_var, accesses) for d in dims):
+        if any(_slot_names_iteration(found, d, node.loop_var, accesses) for d in dims):
+            continue
+        axis = next((a for a in (_sorted_slot(found, d, node.loop_var, sorted_indices or {}) for d in dims) if a), None)
+        if axis is None:
             return (f"the iterations of loop '{name}' cannot be shown to touch disjoint elements of '{buffer}' "
                     f"(no index dimension of its accesses determines the iteration)")
+        needed.add(axis)
+    if relied is not None:
+        relied.update(needed)
     return None
 
 
@@ -279,6 +295,30 @@ def _slot_names_iteration(found: list[_Access], dim: int, v: Var, accesses: _Acc
         elif signature[0] != c or not structural_equal(signature[1], base):
             return False
     return True
+
+
+def _sorted_slot(found: list[_Access], dim: int, v: Var, sorted_indices: Mapping[str, str]) -> Optional[str]:
+    """The axis whose coordinates name the iteration in dimension ``dim`` of every access: each
+    the same load ``IDX[base..., v + c]`` of that axis's indices buffer (``base`` free of ``v``),
+    whose values strictly increase within a row once the axis is checked sorted; else None."""
+    first = None
+    for access in found:
+        if len(access.indices) <= dim:
+            return None
+        index = access.indices[dim]
+        if first is None:
+            if not isinstance(index, TensorLoad) or str(index.source.name) not in sorted_indices:
+                return None
+            *base, last = index.indices
+            if any(uses_var(b, v) for b in base) or not uses_var(last, v):
+                return None
+            step = tvm.sym.Analyzer().simplify(last - v)
+            if uses_var(step, v):
+                return None
+            first = index
+        elif not structural_equal(index, first):
+            return None
+    return sorted_indices[str(first.source.name)] if first is not None else None
 
 
 def _start_of(var: Var, inner: list[tuple[Var, Any]]) -> Any:

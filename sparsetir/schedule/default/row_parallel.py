@@ -9,7 +9,9 @@ gets the same number of nonzeros however skewed the rows are (1.4x over equal ro
 power-law graph, ``../shared/notes/tvm027.md`` §2.3). Other row loops (ELL rows, batches, dense
 rows) run as a plain ``parallel`` loop of equal row counts.
 
-A second nest over the same rows and ``indptr`` reuses the first one's boundaries.
+A second nest over the same rows and ``indptr`` reuses the first one's boundaries. When the row
+loop itself is not independent (it is a reduction, as RGCN's loop over relations), the first loop
+inside the row block is tried instead.
 """
 
 from __future__ import annotations
@@ -49,8 +51,28 @@ class RowParallel(Rule):
             except ScheduleError:
                 pass  # e.g. the row block is not the end of a perfect nest: equal row counts below
         loop = next(lp for lp, facts in zip(sch.get_loops(sch.get_sblock(row.name)), row.loops) if facts is row_loop)
-        sch.parallel(loop)
-        return True
+        try:
+            sch.parallel(loop)
+            return True
+        except ScheduleError:
+            if not _inner_parallel(sch, nest):
+                raise
+            return True
+
+
+def _inner_parallel(sch: Schedule, nest: Nest) -> bool:
+    """Run the first loop inside the row block in parallel, when the rows themselves cannot be
+    (RGCN over relations: each relation's rows are written by that relation alone, one after the
+    other, but the rows of one relation are distinct coordinates). True when it did."""
+    row = nest.row_block
+    for child in (nest.block(name) for name in row.children):
+        if child.loops and child.loops[0].kind == tirx.ForKind.SERIAL and child.loops[0].constant != 1:
+            try:
+                sch.parallel(sch.get_loops(sch.get_sblock(child.name))[0])
+                return True
+            except ScheduleError:
+                continue
+    return False
 
 
 def _row_loop(loops: tuple[LoopFacts, ...]) -> Optional[LoopFacts]:
