@@ -78,8 +78,6 @@ def test_a_negative_width_is_refused_at_the_axis_it_sizes(capsys):
     assert "the length of axis 'K' is -3" in first
 
 
-@pytest.mark.xfail(strict=True, reason="the register_tile rule crashes on a zero-width axis: tile_vectors takes "
-                                       "max() of no divisors, and show prints 'max() arg is an empty sequence'")
 def test_a_zero_width_is_shown_or_refused_naming_it(capsys):
     code, out, err = show(capsys, str(EXAMPLE), "--stage", "2", "--schedule", "default", "--width", "feat_size=0")
     shown = code == 0 and "K = T.dense_fixed(0)" in out

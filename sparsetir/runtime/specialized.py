@@ -193,8 +193,10 @@ class SpecializedKernel:
         key = tuple(int(prepared[i]) for i in self._width_positions)
         if any(not 1 <= w <= MAX_WIDTH for w in key):
             return None
-        if (key, -1) not in self._variants and len(self._variants) > MAX_VARIANTS:
-            return None
+        if (key, -1) not in self._variants:
+            specialized = sum(1 for widths, lines in self._variants if widths is not None and lines == -1)
+            if specialized >= MAX_VARIANTS:
+                return None
         return key
 
     def _get(self, key: tuple[Optional[tuple[int, ...]], int]) -> Variant:

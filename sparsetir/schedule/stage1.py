@@ -7,9 +7,9 @@ primitive can never produce an invalid program.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx
+from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx, tvm
 from ..errors import ScheduleError
 from ..ir.analysis import uses_var
 from ..ir.axis import AttachedAxis, Axis, FusedAxis, dense_fixed
@@ -194,17 +194,21 @@ def annotate_sparse_iter(func: SparseFunction, iteration: str, key: str, value: 
     return replace_iteration(func, iteration, rewrite)
 
 
-def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: int) -> SparseFunction:
+def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: Optional[int] = None,
+                 multiple_of: Optional[int] = None) -> SparseFunction:
     """Split a sparse iteration into two consecutive ones: over coordinates ``[0, at)`` of its
     dense axis ``axis`` and over ``[at, extent)`` (named ``<iteration>_tail``, its iterator
-    offset by ``at``).
+    offset by ``at``). ``multiple_of=N`` instead of ``at`` splits after the largest multiple of
+    ``N`` that fits, which also works for an extent known only at run time (a width parameter):
+    the first part's extent ``extent - extent % N`` is then a multiple of ``N`` that the
+    schedule can tile, the second part's ``extent % N``.
 
-    The axis must be a dense fixed axis of constant extent that the iteration runs as a spatial
-    axis with no axis under it, and every statement must store at a coordinate of that axis and
-    read what the iteration stores only where it stores it: then each coordinate's computation
-    is independent of the others, and running the two ranges one after the other computes the
-    same values. This gives an awkward feature width (500) a part of whole vectors and a tail,
-    each with a tile of its own, where one tile for all of it would use narrow vectors.
+    The axis must be a dense fixed axis that the iteration runs as a spatial axis with no axis
+    under it, and every statement must store at a coordinate of that axis and read what the
+    iteration stores only where it stores it: then each coordinate's computation is independent
+    of the others, and running the two ranges one after the other computes the same values.
+    This gives an awkward feature width (500) a part of whole vectors and a tail, each with a
+    tile of its own, where one tile for all of it would use narrow vectors.
     """
     it = find_iteration(func, iteration)
     name = _axis_name(axis)
@@ -215,11 +219,31 @@ def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: int) -> Sp
     target = flat[index]
     if any(isinstance(e, (FusedAxis, AttachedAxis)) and target.name in {a.name for a in _entry_axes(e)} for e in it.axes):
         raise ScheduleError(f"sparse_split: axis '{name}' is fused or attached in '{iteration}'")
-    if target.kind.value != "dense_fixed" or not isinstance(target.length, tirx.IntImm):
-        raise ScheduleError(f"sparse_split: axis '{name}' is not a dense fixed axis of constant extent")
-    extent = int(target.length.value)
-    if isinstance(at, bool) or not isinstance(at, int) or not 0 < at < extent:
-        raise ScheduleError(f"sparse_split: the split point must be an integer in (0, {extent}), got {at!r}")
+    if target.kind.value != "dense_fixed":
+        raise ScheduleError(f"sparse_split: axis '{name}' is not a dense fixed axis")
+    dtype = str(target.length.ty.dtype)
+    if (at is None) == (multiple_of is None):
+        raise ScheduleError("sparse_split: give the split point (at) or the multiple to split after (multiple_of)")
+    if at is not None:
+        if not isinstance(target.length, tirx.IntImm):
+            raise ScheduleError(f"sparse_split: axis '{name}' has no constant extent to split at {at!r}; "
+                                "use multiple_of")
+        extent = int(target.length.value)
+        if isinstance(at, bool) or not isinstance(at, int) or not 0 < at < extent:
+            raise ScheduleError(f"sparse_split: the split point must be an integer in (0, {extent}), got {at!r}")
+        head_length, tail_length, offset = tirx.IntImm(dtype, at), tirx.IntImm(dtype, extent - at), tirx.IntImm(dtype, at)
+    else:
+        if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 2:
+            raise ScheduleError(f"sparse_split: multiple_of must be an integer of at least 2, got {multiple_of!r}")
+        analyzer = tvm.sym.Analyzer()
+        step = tirx.IntImm(dtype, multiple_of)
+        head_length = analyzer.simplify(tirx.floordiv(target.length, step) * step)
+        tail_length = analyzer.simplify(target.length - head_length)
+        offset = head_length
+        if isinstance(head_length, tirx.IntImm) and int(head_length.value) == 0 or \
+                isinstance(tail_length, tirx.IntImm) and int(tail_length.value) == 0:
+            raise ScheduleError(f"sparse_split: axis '{name}' of extent {target.length} splits into an empty part "
+                                f"after a multiple of {multiple_of}")
     if it.kinds[index] != "S":
         raise ScheduleError(f"sparse_split: axis '{name}' is a reduction in '{iteration}'; only a spatial axis splits")
     if any(a.parent is not None and a.parent.same_as(target) for a in flat):
@@ -227,22 +251,22 @@ def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: int) -> Sp
     var = it.iter_vars[index]
     _check_independent_columns(it, var, iteration, name)
     taken = {a.name for a in func.axes}
-    head = dense_fixed(_fresh(f"{name}_head", taken), tirx.IntImm(str(target.length.ty.dtype), at), target.idtype, target.span)
+    head = dense_fixed(_fresh(f"{name}_head", taken), head_length, target.idtype, target.span)
     taken.add(head.name)
-    tail = dense_fixed(_fresh(f"{name}_tail", taken), tirx.IntImm(str(target.length.ty.dtype), extent - at), target.idtype,
-                       target.span)
+    tail = dense_fixed(_fresh(f"{name}_tail", taken), tail_length, target.idtype, target.span)
     tail_name = _fresh(f"{iteration}_tail", set(iteration_names(func)))
 
-    def copy_with(new_axis: Axis, offset: int, new_name: str) -> SparseIteration:
+    def copy_with(new_axis: Axis, shift: Any, new_name: str) -> SparseIteration:
         axes = [new_axis if not isinstance(e, (FusedAxis, AttachedAxis)) and e.same_as(target) else e for e in it.axes]
         fresh = [Var(v.name, v.ty) for v in it.iter_vars]
         mapping = [(old, new) for old, new in zip(it.iter_vars, fresh) if not old.same_as(var)]
-        mapping.append((var, fresh[index] + tirx.IntImm(str(var.ty.dtype), offset) if offset else fresh[index]))
+        moved = fresh[index] + tirx.Cast(str(var.ty.dtype), shift) if shift is not None else fresh[index]
+        mapping.append((var, tvm.sym.Analyzer().simplify(moved)))
         init = [substitute(st, mapping) for st in it.init] if it.init is not None else None
         return _replace(it, name=new_name, axes=axes, iter_vars=fresh, init=init,
                         body=[substitute(st, mapping) for st in it.body])
 
-    pair = [copy_with(head, 0, iteration), copy_with(tail, at, tail_name)]
+    pair = [copy_with(head, None, iteration), copy_with(tail, offset, tail_name)]
 
     def walk(stmts: Sequence[Any]) -> list[Any]:
         out: list[Any] = []

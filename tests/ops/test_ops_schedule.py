@@ -23,7 +23,7 @@ def test_rule_steps_run_on_a_sparsetir_schedule_and_are_recorded():
 
     def apply(sch):
         assert isinstance(sch, sparsetir.Schedule)
-        register_tile(sch, "spmm1", 32, 1, 16)
+        register_tile(sch, "spmm1", 1, 16, 2)  # 32 columns: tiles of 2 vectors of 16
         seen.extend(step.primitive for step in sch.history)
 
     f2 = kernels._scheduled(_spmm_stage2(), apply)

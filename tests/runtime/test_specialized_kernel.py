@@ -118,8 +118,6 @@ def test_widths_beyond_max_variants_run_the_generic_variant(monkeypatch):
         run(kernel, a, width, seed=10 + width)
 
 
-@pytest.mark.xfail(strict=True, reason="SpecializedKernel._key compares len(self._variants) > MAX_VARIANTS, "
-                                       "so MAX_VARIANTS + 1 distinct widths get a variant of their own")
 def test_at_most_max_variants_widths_get_a_variant(monkeypatch):
     monkeypatch.setattr(specialized, "MAX_VARIANTS", 2)
     kernel = fresh_kernel()
@@ -139,8 +137,6 @@ def test_widths_zero_and_over_max_width_run_the_generic_variant():
     assert set(kernel.compiled_variants()) == {(None, -1)}
 
 
-@pytest.mark.xfail(strict=True, reason="variant(feat_size=0) schedules a zero-width axis and the register_tile "
-                                       "rule crashes (tile_vectors: ValueError 'max() arg is an empty sequence')")
 def test_the_variant_of_width_zero_is_compiled_or_refused_naming_it():
     kernel = fresh_kernel()
     try:

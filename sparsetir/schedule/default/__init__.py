@@ -30,7 +30,9 @@ from typing import Any, Optional
 
 from ..._tvm import tirx
 from ...errors import LoweringError, ScheduleError
+from ...ir.analysis import contains
 from ...ir.function import SparseFunction
+from ...ir.stage2 import PARTITIONS_ATTR, Stage2Function
 from ..schedule import Schedule
 from .dot_product import DotProduct
 from .facts import nests
@@ -38,14 +40,14 @@ from .register_accumulator import RegisterAccumulator
 from .register_tile import RegisterTile
 from .row_parallel import RowParallel
 from .rule import Choices, Context, Rule
-from .split_width import split_width
+from .split_width import SplitWidth
 from ..stage1 import iteration_names
 from .streamed_rows import StreamedRows
 from .vectorize_inner import VectorizeInner
 
-#: The rules, in the order they run.
-RULES: tuple[Rule, ...] = (RowParallel(), StreamedRows(), RegisterTile(), DotProduct(), RegisterAccumulator(),
-                           VectorizeInner())
+#: The rules, in the order they run (the stage-I ones first, before lowering).
+RULES: tuple[Rule, ...] = (SplitWidth(), RowParallel(), StreamedRows(), RegisterTile(), DotProduct(),
+                           RegisterAccumulator(), VectorizeInner())
 
 
 @dataclass(frozen=True)
@@ -88,48 +90,46 @@ def default_schedule(func: Any, choices: Choices = Choices(), rules: tuple[Rule,
     sch = Schedule(func, round_trip=False)
     result = DefaultSchedule(sch)
     if sch.stage == 1:
-        for name in iteration_names(sch.func):
-            trial = sch.fork()
-            try:
-                if split_width(trial, name, choices):
-                    sch = trial
-                    result.decisions.append(Decision("split_width", name, True))
-            except (ScheduleError, LoweringError) as err:
-                result.decisions.append(Decision("split_width", name, False, str(err)))
+        for rule in (r for r in rules if r.scope == "iteration"):
+            for name in iteration_names(sch.func):
+                sch = _try(rule, sch, None, name, name, choices, result)
         sch.lower_sparse_iter()
     if sch.stage != 2:
         raise ScheduleError("the default schedule starts at stage I or II")
     result.schedule = sch
-    for rule in rules:
+    for rule in (r for r in rules if r.scope != "iteration"):
         for index in range(len(nests(sch.func.prim))):
-            nest = nests(sch.func.prim)[index]
-            targets = [None] if rule.scope == "nest" else [b.name for b in nest.blocks]
-            for name in targets:
-                nest = nests(sch.func.prim)[index]
-                block = None if name is None else nest.block(name)
-                where = name or nest.row_block.name
-                context = Context(sch.func, choices)
-                trial = sch.fork()
-                try:
-                    applied = rule.apply(trial, nest, block, context)
-                except (ScheduleError, LoweringError) as err:
-                    result.decisions.append(Decision(rule.name, where, False, str(err)))
-                    continue
-                if applied:
-                    sch = trial
-                    result.schedule = sch
-                    result.target_options.update(context.target_options)
-                    result.gathers.extend(g for g in context.gathers if g not in result.gathers)
-                    result.decisions.append(Decision(rule.name, where, True))
+            names = [None] if rule.scope == "nest" else [b.name for b in nests(sch.func.prim)[index].blocks]
+            for name in names:
+                nest = nests(sch.func.prim)[index]  # read again: the last rule changed the program
+                sch = _try(rule, sch, nest, None if name is None else nest.block(name), name or nest.row_block.name,
+                           choices, result)
+    result.schedule = sch
     return result
+
+
+def _try(rule: Rule, sch: Schedule, nest: Any, block: Any, where: str, choices: Choices,
+         result: DefaultSchedule) -> Schedule:
+    """``sch`` after ``rule`` on ``nest`` or ``block``: a copy it scheduled, or ``sch`` itself when
+    it did not apply or TVM refused a step of it (the decision is added to ``result``)."""
+    context = Context(sch.func, choices)
+    trial = sch.fork()
+    try:
+        applied = rule.apply(trial, nest, block, context)
+    except (ScheduleError, LoweringError) as err:
+        result.decisions.append(Decision(rule.name, where, False, str(err)))
+        return sch
+    if not applied:
+        return sch
+    result.target_options.update(context.target_options)
+    result.gathers.extend(g for g in context.gathers if g not in result.gathers)
+    result.decisions.append(Decision(rule.name, where, True))
+    return trial
 
 
 def is_scheduled(func: Any) -> bool:
     """Whether a stage-II or III program was scheduled already: a loop that is not serial, or a
     row partition (a stage-I function never is)."""
-    from ...ir.stage2 import PARTITIONS_ATTR, Stage2Function
-    from ...ir.analysis import contains
-
     if isinstance(func, SparseFunction):
         return False
     prim = func.prim if isinstance(func, Stage2Function) else func

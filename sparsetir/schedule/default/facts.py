@@ -236,7 +236,7 @@ def inner_loop(block: BlockFacts) -> Optional[InnerLoop]:
         return None
     loop = block.loops[-1]
     it = block.iter_of(loop)
-    if it is None or reads_data(loop.extent):
+    if it is None or reads_data(loop.extent) or (loop.constant is not None and loop.constant < 1):
         return None
     contiguous, gathered = True, False
     for access in block.uses(it.var):

@@ -29,7 +29,7 @@ from .rule import Context, Rule
 def tile_vectors(extent: int, width: int, max_vectors: int) -> int:
     """Vectors per tile: the largest divisor of ``extent / width`` that is at most ``max_vectors``."""
     vectors = extent // width
-    return max(u for u in range(1, min(vectors, max_vectors) + 1) if vectors % u == 0)
+    return max((u for u in range(1, min(vectors, max_vectors) + 1) if vectors % u == 0), default=1)
 
 
 def vector_width(extent: int, lanes: int) -> int:

@@ -1,7 +1,8 @@
 """What a default-schedule rule is, and the choices tuning may change.
 
 A rule looks at one nest (``scope = "nest"``) or one block (``scope = "block"``) of a stage-II
-program through its ``facts`` and either does not apply (``apply`` returns False and touches
+program through its ``facts`` (or, ``scope = "iteration"``, at one sparse iteration of the
+stage-I program, by name) and either does not apply (``apply`` returns False and touches
 nothing) or schedules it through ``sparsetir.Schedule`` (every step checked and recorded, as a
 user's steps are). A step TVM refuses raises ``ScheduleError``; the driver then drops everything
 the rule did to that nest or block and moves on, so a rule never leaves a half-scheduled program.
@@ -61,9 +62,10 @@ class Rule:
     """A named rule of the default CPU schedule."""
 
     name: str = ""
-    scope: str = "block"  # "nest" or "block"
+    scope: str = "block"  # "iteration" (stage I), "nest" or "block"
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
-        """Schedule ``nest`` (``block`` of it, for block rules) and return True, or return False
-        without a step when the rule does not apply."""
+        """Schedule ``nest`` (``block`` of it, for block rules; for an iteration rule, ``nest`` is
+        None and ``block`` the iteration's name) and return True, or return False without a step
+        when the rule does not apply."""
         raise NotImplementedError

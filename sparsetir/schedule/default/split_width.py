@@ -16,18 +16,20 @@ that the columns are computed independently.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..._tvm import tirx
 from ..schedule import Schedule
 from ..stage1 import find_iteration, iteration_names
 from .register_tile import tile_extent
-from .rule import Choices
+from .rule import Choices, Context, Rule
 
 
 def split_points(extent: int, lanes: int, max_vectors: int) -> list[int]:
     """Where to split a row of ``extent`` columns (ascending, none when one tiling is as good):
     after the whole tiles of ``max_vectors`` vectors, then after the whole vectors."""
+    if extent < 1:
+        return []
     full = lanes * max_vectors
     tiles, rest = divmod(extent, full)
     vectors, scalars = divmod(rest, lanes)
@@ -38,6 +40,14 @@ def split_points(extent: int, lanes: int, max_vectors: int) -> list[int]:
         points.append(tiles * full + vectors * lanes)
     passes = tiles + (vectors > 0) + (scalars > 0)
     return points if passes < -(-extent // tile_extent(extent, lanes, max_vectors)) else []
+
+
+class SplitWidth(Rule):
+    name = "split_width"
+    scope = "iteration"  # a stage-I rule: ``apply`` gets an iteration's name as ``block``
+
+    def apply(self, sch: Schedule, nest: Any, block: Any, context: Context) -> bool:
+        return split_width(sch, block, context.choices)
 
 
 def split_width(sch: Schedule, iteration: str, choices: Choices) -> bool:
