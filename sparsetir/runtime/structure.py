@@ -12,7 +12,8 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..errors import ArgumentError
-from .constraints import Count, IndicesConstraint, IndptrConstraint, LastOf
+from .constraints import Constraint, Count, IndicesConstraint, IndptrConstraint, LastOf
+from .native_checks import indptr_valid
 from .sizes import Env, compile_size, size_text
 
 Arrays = Mapping[str, np.ndarray]
@@ -30,6 +31,53 @@ def count_value(count: Count, arrays: Arrays, env: Env) -> int:
     return total
 
 
+def count_function(count: Count) -> Callable[[Arrays, Env], int]:
+    """``count_value`` of ``count`` with its sizes compiled once."""
+    parts = [(f.array, None) if isinstance(f, LastOf) else (None, compile_size(f)) for f in count]
+
+    def value(arrays: Arrays, env: Env) -> int:
+        total = 1
+        for array, size in parts:
+            if size is not None:
+                total *= size(env)
+            else:
+                a = arrays[array]
+                total *= int(a[-1]) if a.size else 0
+        return total
+
+    return value
+
+
+def quick_check(c: Constraint) -> Callable[[Arrays, Env], bool]:
+    """A check of ``c`` that only says whether it holds, at the least cost per call (sizes
+    compiled once, one compiled pass over an indptr); where it says no, ``check_indptr`` or
+    ``check_indices`` runs and names the problem."""
+    name = c.array
+    if isinstance(c, IndptrConstraint):
+        rows_of = count_function(c.rows)
+        nnz_of = compile_size(c.nnz) if c.nnz is not None else None
+        limit_of = compile_size(c.max_row_length) if c.max_row_length is not None else None
+
+        def indptr_holds(arrays: Arrays, env: Env) -> bool:
+            ptr = arrays[name]
+            rows = rows_of(arrays, env)
+            limit = limit_of(env) if limit_of is not None and rows else None
+            return ptr.ndim == 1 and bool(indptr_valid(ptr, rows, nnz_of(env) if nnz_of is not None else None, limit))
+
+        return indptr_holds
+    if c.sorted:
+        return lambda arrays, env: False  # the full check is the check
+    positions_of = count_function(c.positions)
+    length_of = compile_size(c.length)
+
+    def indices_hold(arrays: Arrays, env: Env) -> bool:
+        idx = arrays[name]
+        positions = positions_of(arrays, env)
+        return idx.ndim == 1 and idx.size == positions and (positions == 0 or _in_range(idx, length_of(env)))
+
+    return indices_hold
+
+
 def count_text(count: Count) -> str:
     """A product of factors as the user would write it (``m``, ``nnz_i * 4``, ``1``)."""
     if not count:
@@ -42,13 +90,15 @@ def check_indptr(c: IndptrConstraint, arrays: Arrays, env: Env) -> None:
     name, ptr = c.array, arrays[c.array].reshape(-1)
     rows = count_value(c.rows, arrays, env)
     nnz = compile_size(c.nnz)(env) if c.nnz is not None else None
+    limit = compile_size(c.max_row_length)(env) if c.max_row_length is not None and rows else None
+    if indptr_valid(ptr, rows, nnz, limit):
+        return  # valid, by the one-pass compiled check (anything else: the checks below say why)
     if indptr_problem(name, ptr, rows, nnz) is not None:
         # Found a problem: say it again with the sizes as the script writes them (printing
         # them costs more than the check, so only now).
         nnz_text = _equals(c.nnz, nnz) if nnz is not None else None
         _fail(name, indptr_problem(name, ptr, rows, nnz, count_text(c.rows), nnz_text))
-    if c.max_row_length is not None and rows:
-        limit = compile_size(c.max_row_length)(env)
+    if limit is not None:
         lengths = ptr[1:] - ptr[:-1]
         if lengths.max() > limit:
             r = int(np.flatnonzero(lengths > limit)[0])

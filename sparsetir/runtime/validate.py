@@ -20,7 +20,7 @@ from .arrays import ArrayInfo, inspect_array, is_array
 from .constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf
 from .signature import BufferParam, ScalarParam, Signature
 from .sizes import compile_size, size_names, size_text
-from .structure import check_indices, check_indptr
+from .structure import check_indices, check_indptr, quick_check
 
 
 class CallValidator:
@@ -52,6 +52,8 @@ class CallValidator:
         self._fast = device == "cpu" and len(self._fast_scalars) == len(self._scalars) \
             and all(dtype is not None for _, _, dtype, _, _ in self._fast_buffers)
         self._positions = {p.name: i for i, p, _, _ in self._buffers}
+        self._last: Optional[tuple] = None  # ``_snapshot`` of the last call the fast path checked whole
+        self._quick = [(c, quick_check(c)) for c in self.constraints]
 
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Check ``values`` (one per parameter); return what to pass to the compiled function."""
@@ -106,7 +108,15 @@ class CallValidator:
         """The checks of ``__call__`` for the common call (integer scalars in range; contiguous,
         aligned, writeable, non-empty numpy arrays of the right dtype and rank), at a fraction
         of its cost; None when anything is unusual, for the general path to check (or adapt)
-        and explain. The structure checks are the general path's and raise its errors."""
+        and explain. The structure checks are the general path's and raise its errors.
+
+        A call with the very array objects of the last one (same shapes, strides, flags and
+        dtypes: a model's loop) and the same scalars skips all but the structure checks, which
+        look at the arrays' contents: those may have changed in place."""
+        same = self._same_as_last(values)
+        if same is not None:
+            self._check_contents(values, same)
+            return list(values)
         env: dict[str, int] = {}
         for i, name, lo, hi, is_size in self._fast_scalars:
             v = values[i]
@@ -133,13 +143,43 @@ class CallValidator:
                 for j, _, _, _, _ in self._fast_buffers:
                     if j != i and np.may_share_memory(out, values[j]):
                         return None
-        hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
-        for c in self.constraints:
-            if isinstance(c, IndptrConstraint):
-                check_indptr(c, hosts, env)
-            else:
-                check_indices(c, hosts, env)
+        self._check_contents(values, env)
+        self._last = self._snapshot(values, env)
         return list(values)
+
+    def _check_contents(self, values: Sequence[Any], env: dict[str, int]) -> None:
+        """The structure checks on numpy arrays: each constraint's quick check, and where that
+        says no, the full one (which raises, naming the problem)."""
+        hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
+        for c, holds in self._quick:
+            if not holds(hosts, env):
+                if isinstance(c, IndptrConstraint):
+                    check_indptr(c, hosts, env)
+                else:
+                    check_indices(c, hosts, env)
+
+    def _snapshot(self, values: Sequence[Any], env: dict[str, int]) -> tuple:
+        """What ``_same_as_last`` compares a later call with (weak references: the arrays are
+        never kept alive by it, and an identity cannot be reused while it is alive)."""
+        arrays = tuple((weakref.ref(values[i]), values[i].shape, values[i].strides, values[i].flags.num,
+                        values[i].dtype) for i, _, _, _, _ in self._fast_buffers)
+        return tuple(values[i] for i, _, _, _, _ in self._fast_scalars), arrays, env
+
+    def _same_as_last(self, values: Sequence[Any]) -> Optional[dict[str, int]]:
+        """The sizes of the last fully checked call when ``values`` are that call's arguments
+        (identical array objects, unchanged in shape, strides, flags and dtype; equal scalars)."""
+        last = self._last
+        if last is None:
+            return None
+        scalars, arrays, env = last
+        for (i, *_), v in zip(self._fast_scalars, scalars):
+            if values[i] is not v and (type(values[i]) is not int or values[i] != v):
+                return None
+        for (i, *_), (ref, shape, strides, flags, dtype) in zip(self._fast_buffers, arrays):
+            a = values[i]
+            if ref() is not a or a.shape != shape or a.strides != strides or a.flags.num != flags or a.dtype is not dtype:
+                return None
+        return env
 
     def _array(self, p: BufferParam, value: Any) -> ArrayInfo:
         if not is_array(value):
