@@ -5,6 +5,8 @@ Every operation is a SparseTIR stage-I script (``scripts.py``) lowered, schedule
 by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
 
 - ``spmm(A, X)``: ``A @ X`` for CSR ``A`` (scipy or torch) and dense ``X`` (numpy or torch).
+- ``tune_spmm(A, X, budget_s)``: the format and kernel choices of ``spmm(A, X, format="tuned")``
+  searched on ``A`` and ``X`` and remembered (``tuned.py``).
 - ``sddmm(A, X, Y)``: ``A[i, j] * dot(X[i], Y[j])`` on ``A``'s pattern, as a CSR like ``A``.
 - ``spmv(A, x)``: ``A @ x`` for a vector ``x``.
 - ``segment_sum(values, offsets)``: sums of consecutive segments of ``values``.
@@ -58,7 +60,9 @@ from ..schedule.default.register_tile import tile_extent
 from . import autograd as _autograd
 from . import auto as _auto
 from . import formatted
+from . import tuned as _tuned
 from .formatted import SpmmFormat
+from .tuned import tune_spmm
 from . import cuda as _cuda  # torch CUDA tensors go there (each op's first lines)
 
 __all__ = [
@@ -75,6 +79,7 @@ __all__ = [
     "softmax",
     "spmm",
     "spmv",
+    "tune_spmm",
 ]
 
 #: The compiled kernels of this process (one per configuration).
@@ -155,8 +160,9 @@ def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
     Returns a new dense ``(A.shape[0], X.shape[1])`` array of the same kind as ``X``; ``A`` and
     ``X`` must have the same dtype (float32 or float64). ``format`` computes on another format
     than CSR, converted once per sparse structure: ``"bsr"``, ``"ell"``, ``"hyb"``, ``"auto"``
-    (chosen per matrix and width by timing candidates on first use), or an ``SpmmFormat`` with
-    its parameters (``formatted.py``, ``auto.py``; docs/ops.md).
+    (chosen per matrix and width by timing candidates on first use), ``"tuned"`` (the format
+    and the CSR kernel's choices searched within a budget, kept on disk: ``tune_spmm``), or an
+    ``SpmmFormat`` with its parameters (``formatted.py``, ``auto.py``, ``tuned.py``; docs/ops.md).
     """
     if _cuda.on_cuda(A, X):
         if format != "csr":
@@ -182,6 +188,18 @@ def _spmm_csr(A: Any, a: CsrInput, X: Any) -> Any:
     return C
 
 
+def _spmm_csr_with(A: Any, a: CsrInput, X: Any, kernel: Any, tail: tuple) -> Any:
+    """``_spmm_csr`` with another CSR kernel than ``_kernel``'s (a tuned plan's choices) and its
+    arguments after the dense ones (``a.tail`` with the plan's row chunks)."""
+    m, feat = a.shape[0], int(X.shape[1])
+    C = _empty((m, feat), a.dtype, is_torch_tensor(X))
+    if m == 0 or feat == 0:
+        C[...] = 0
+        return C
+    _call(kernel, (current_values(A, a), X, C) + tail, a.nnz * feat)
+    return C
+
+
 def spmm_gathered(a: CsrInput, values: Any, src: Any, X: Any) -> Any:
     """``A @ X`` for the structure ``a`` with values ``values[src]`` (kernel views or arrays):
     the product with a matrix whose values are another's in another order (Aᵀ's, read from A's
@@ -199,9 +217,17 @@ def spmm_gathered(a: CsrInput, values: Any, src: Any, X: Any) -> Any:
 
 
 def _spmm_formatted(A: Any, a: CsrInput, X: Any, spec: Any) -> Any:
-    """``spmm`` on format ``spec`` (resolved per matrix; ``"auto"`` chosen by ``auto.choose``)."""
+    """``spmm`` on format ``spec`` (resolved per matrix; ``"auto"`` chosen by ``auto.choose``,
+    ``"tuned"`` by ``tuned.decision``)."""
     if isinstance(spec, str) and spec == "auto":
         fmt = _auto.choose(A, a, X)
+    elif isinstance(spec, str) and spec == "tuned":
+        made = _tuned.decision(A, X, a)
+        if made.kernel_key is not None:  # CSR with other choices
+            return _spmm_csr_with(A, a, X, made.kernel(library), made.tail)
+        fmt = made.plan.format
+        if fmt is formatted.CSR:
+            return _spmm_csr(A, a, X)
     else:
         fmt = formatted.resolve("spmm: format", spec, _stats(A, a))
     m = a.shape[0]

@@ -1,7 +1,8 @@
 """``ops.spmm(A, X, format=...)``: SpMM on a format other than CSR, converted once per structure.
 
-A format is named by a string — ``"csr"`` (the default), ``"bsr"``, ``"ell"``, ``"hyb"`` or
-``"auto"`` — or given as a ``SpmmFormat`` with its parameters (``SpmmFormat("bsr", block=3)``).
+A format is named by a string — ``"csr"`` (the default), ``"bsr"``, ``"ell"``, ``"hyb"``,
+``"auto"`` or ``"tuned"`` (``tuned.py``) — or given as a ``SpmmFormat`` with its parameters
+(``SpmmFormat("bsr", block=3)``).
 Without parameters, they come from the matrix's structure (``sparsetir.formats.stats``): the
 BSR block size of the densest blocks, the ELL width that holds 90 % of the rows, the hybrid's
 power-of-two bucket widths up to the 99th percentile of the row lengths.
@@ -35,7 +36,9 @@ from ..runtime.arrays import kernel_view
 from .inputs import CsrInput, aligned_empty, fail, row_partition
 
 #: The names ``format=`` takes.
-FORMAT_NAMES = ("csr", "bsr", "ell", "hyb", "auto")
+FORMAT_NAMES = ("csr", "bsr", "ell", "hyb", "auto", "tuned")
+#: The names decided per matrix and width by a trial, not resolved from the structure here.
+TRIED_NAMES = ("auto", "tuned")
 #: Block sizes ``bsr`` chooses among, and the least block density (entries per stored cell) it
 #: accepts; below it, the zero cells cost more than the blocking saves (bcsstk16: 0.98 at 3x3,
 #: 1.4-1.9x faster than CSR; 0.58 at 6x6, 0.7-1.2x).
@@ -67,10 +70,10 @@ CSR = SpmmFormat("csr")
 
 def resolve(what: str, spec: Any, stats: Any) -> SpmmFormat:
     """The format ``spec`` (a name, or a ``SpmmFormat``) stands for on a matrix with ``stats``
-    (``"auto"`` is resolved by ``choose``, not here)."""
+    (``"auto"`` and ``"tuned"`` are decided by a trial, ``auto.py`` and ``tuned.py``, not here)."""
     if isinstance(spec, SpmmFormat):
         return _checked(what, spec)
-    if not isinstance(spec, str) or spec not in FORMAT_NAMES or spec == "auto":
+    if not isinstance(spec, str) or spec not in FORMAT_NAMES or spec in TRIED_NAMES:
         fail(what, f"format must be one of {', '.join(repr(f) for f in FORMAT_NAMES)} or an ops.SpmmFormat, got {spec!r}")
     if spec == "csr":
         return CSR
@@ -97,7 +100,9 @@ def _power_of_two_at_least(value: int, cap: int) -> int:
 
 
 def _checked(what: str, f: SpmmFormat) -> SpmmFormat:
-    if f.name not in FORMAT_NAMES or f.name == "auto":
+    if f.name in TRIED_NAMES:
+        fail(what, f"{f.name!r} is decided by a trial: pass format={f.name!r}, not an SpmmFormat")
+    if f.name not in FORMAT_NAMES:
         fail(what, f"unknown format {f.name!r} (choose from csr, bsr, ell, hyb)")
     if f.name == "bsr" and (isinstance(f.block, bool) or not isinstance(f.block, int) or f.block < 1):
         fail(what, f"bsr needs a positive block size, got {f.block!r}")

@@ -28,7 +28,7 @@ from ..runtime.disk_cache import DiskCache
 from ..runtime.kernel import Kernel
 from ..runtime.target import host_target
 from ..schedule.bsr_blocked import schedule_bsr_blocked
-from ..schedule.default import default_schedule
+from ..schedule.default import Choices, default_schedule
 from ..schedule.default.dot_product import REASSOCIATING as DOT_PRODUCT_OPTIONS, dot_product
 from ..schedule.default.register_tile import vector_width
 from ..schedule.schedule import Schedule
@@ -52,6 +52,10 @@ class KernelKey:
     prefetch_lines: int = 0  # with ``prefetch``: the first lines of each row only (0: all)
     widths: tuple[int, ...] = ()  # ELL bucket widths (``hybrid_spmm``)
     target: str = "llvm"  # "cuda": the GPU kernel (``ops/cuda/kernels.py``)
+    #: The default rules' parameters (``spmm``: what ``ops.tune_spmm`` chose). Only what acts on
+    #: the schedule is read here; prefetching is ``prefetch`` above, and the chunks per thread
+    #: are the launch's (its partition), so keys hold those two at their defaults.
+    choices: Choices = Choices()
 
 
 def vector_lanes(dtype: str) -> int:
@@ -90,9 +94,10 @@ REASSOCIATING = DOT_PRODUCT_OPTIONS
 
 
 def make_spmm(key: KernelKey) -> Stage2Function:
-    """CSR SpMM by the default rules: nnz-balanced row chunks, register-tiled over the feature
-    axis (an awkward width as whole tiles plus a tail: ``split_width``)."""
-    return _default(scripts.spmm_script(key.feat, key.dtype))
+    """CSR SpMM by the default rules under ``key.choices``: nnz-balanced row chunks,
+    register-tiled over the feature axis (an awkward width as whole tiles plus a tail:
+    ``split_width``)."""
+    return default_schedule(scripts.spmm_script(key.feat, key.dtype), key.choices).schedule.func
 
 
 def make_sddmm(key: KernelKey) -> Stage2Function:
