@@ -17,17 +17,12 @@ from .target import is_gpu
 from .validate import CallValidator, prepare_unchecked
 
 
-class Kernel:
-    """A compiled stage-III function with argument binding and validation."""
+class KernelBase:
+    """What every kernel a user calls has: the signature it is called with (``inspect`` sees
+    it too), its name, parameters and outputs."""
 
-    def __init__(self, signature: Signature, validator: CallValidator, compiled: Compiled, func: Any = None):
+    def __init__(self, signature: Signature):
         self.signature = signature
-        self.compiled = compiled
-        self._validator = validator
-        # The function this kernel was built from: the compiled one, or an equal one from
-        # another source (a cache hit), whose own spans the generated code's lines should name.
-        self._func = func if func is not None else compiled.func
-        self._own_source: Any = None
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
         )
@@ -46,6 +41,19 @@ class Kernel:
     def outputs(self) -> list[str]:
         """Names of the array parameters the kernel writes in place."""
         return self.signature.outputs
+
+
+class Kernel(KernelBase):
+    """A compiled stage-III function with argument binding and validation."""
+
+    def __init__(self, signature: Signature, validator: CallValidator, compiled: Compiled, func: Any = None):
+        super().__init__(signature)
+        self.compiled = compiled
+        self._validator = validator
+        # The function this kernel was built from: the compiled one, or an equal one from
+        # another source (a cache hit), whose own spans the generated code's lines should name.
+        self._func = func if func is not None else compiled.func
+        self._own_source: Any = None
 
     @property
     def func(self) -> Any:

@@ -14,7 +14,6 @@ A call whose widths are unusual (not positive, or more distinct values than
 
 from __future__ import annotations
 
-import inspect
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -22,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..errors import ArgumentError
-from .kernel import Kernel, bind_arguments
+from .kernel import Kernel, KernelBase, bind_arguments
 from .launch import launch
 from .partition import row_partition, uniform_partition
 from .signature import Signature
@@ -95,13 +94,13 @@ class Variant:
         return total
 
 
-class SpecializedKernel:
+class SpecializedKernel(KernelBase):
     """A kernel built by ``sparsetir.build`` with the default schedule, called with the script's
     parameters (in order or by name, as ``Kernel``); see the module docs."""
 
     def __init__(self, signature: Signature, validator: CallValidator, widths: Sequence[str],
                  make: Callable[[Optional[dict[str, int]], int], Variant], threads: Callable[[], int]):
-        self.signature = signature
+        super().__init__(signature)
         self._validator = validator
         self.widths = list(widths)
         self._width_positions = [signature.names.index(w) for w in self.widths]
@@ -110,24 +109,6 @@ class SpecializedKernel:
         # by (width values or None for the generic variant, prefetched lines or -1 for none)
         self._variants: dict[tuple[Optional[tuple[int, ...]], int], Variant] = {}
         self._lock = threading.Lock()
-        self.__signature__ = inspect.Signature(
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in signature.names]
-        )
-
-    @property
-    def name(self) -> str:
-        """The symbol of the compiled function."""
-        return self.signature.name
-
-    @property
-    def params(self) -> list[str]:
-        """Parameter names in call order (the script's)."""
-        return self.signature.names
-
-    @property
-    def outputs(self) -> list[str]:
-        """Names of the array parameters the kernel writes in place."""
-        return self.signature.outputs
 
     def variant(self, **widths: int) -> Kernel:
         """The compiled kernel for these width values (all of ``widths``; none: the generic one),
