@@ -18,7 +18,7 @@ import pytest
 import scipy.sparse
 
 from sparsetir import cli
-from sparsetir.bench import report, run, scripts
+from sparsetir.bench import report, run, script_cases, scripts
 from sparsetir.bench.kernels import Impl
 from sparsetir.bench.timing import SIZING_CALLS, measure
 
@@ -73,37 +73,37 @@ def test_the_readme_scripts_are_the_readmes(name):
 
 def test_every_example_has_inputs_and_a_reference():
     examples = {path.stem for path in (CHECKOUT / "examples").glob("*.py")}
-    assert examples == set(scripts.SPECS)
+    assert examples == set(script_cases.SPECS)
     assert scripts.unknown_examples() == []
-    for name, spec in scripts.SPECS.items():
+    for name, spec in script_cases.SPECS.items():
         assert workloads.WORKLOADS[name].outputs == (spec.output,)
 
 
-@pytest.mark.parametrize("name", sorted(scripts.SPECS))
+@pytest.mark.parametrize("name", sorted(script_cases.SPECS))
 def test_references_agree_with_the_test_suites(name):
     """Each reference, on the bench's own inputs (from a small matrix with an empty row), gives
     what tests/workloads.py's gives; its magnitude bounds every value."""
-    spec = scripts.SPECS[name]
+    spec = script_cases.SPECS[name]
     rng = np.random.default_rng(0)
     inputs = spec.inputs(_small(), rng) if spec.graph else spec.inputs(rng)
     assert set(inputs) == set(workloads.WORKLOADS[name].params)
     expected = spec.reference(inputs)
     theirs = workloads.WORKLOADS[name].reference(inputs)[spec.output].astype(np.float64)
-    magnitude = scripts.magnitude_of(spec, inputs)
+    magnitude = script_cases.magnitude_of(spec, inputs)
     assert expected.shape == inputs[spec.output].shape == magnitude.shape
     assert np.all(np.abs(expected - theirs) <= 1e-6 * magnitude + 1e-30)
     assert np.all(np.abs(expected) <= magnitude * (1 + 1e-12))
 
 
 def test_large_inputs_are_cut_to_the_work_budget(monkeypatch):
-    monkeypatch.setattr(scripts, "WORK_BUDGET", 10_000)
+    monkeypatch.setattr(script_cases, "WORK_BUDGET", 10_000)
     graph = scipy.sparse.random(512, 512, density=0.05, format="csr", dtype=np.float32, random_state=0)
-    spec = dataclasses.replace(scripts.SPECS["csr_spmm_detached"], work=lambda g: float(g.shape[0]) ** 2)
-    cut, side = scripts.fitted(spec, graph)
+    spec = dataclasses.replace(script_cases.SPECS["csr_spmm_detached"], work=lambda g: float(g.shape[0]) ** 2)
+    cut, side = script_cases.fitted(spec, graph)
     assert side == 64 and cut.shape == (64, 64) and cut.has_sorted_indices
     assert np.array_equal(cut.toarray(), graph.toarray()[:64, :64])
     spec = dataclasses.replace(spec, work=lambda g: 1.0)
-    assert scripts.fitted(spec, graph) == (graph, None)
+    assert script_cases.fitted(spec, graph) == (graph, None)
 
 
 def test_sddmm_script_computes_ops_sddmm_with_its_operands_mapped():
@@ -115,7 +115,7 @@ def test_sddmm_script_computes_ops_sddmm_with_its_operands_mapped():
     inputs = dict(a=x, b=y, x=matrix.data, y=np.empty(matrix.nnz, np.float32), indptr=matrix.indptr,
                   indices=matrix.indices, m=40, n=30, feat_size=6, nnz=matrix.nnz)
     expected = _fake_ops().sddmm(matrix, x, y).data
-    assert np.allclose(scripts.sddmm_reference(inputs), expected, rtol=1e-5, atol=1e-6)
+    assert np.allclose(script_cases.sddmm_reference(inputs), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_a_kernel_that_stops_writing_fails_its_check():
@@ -188,8 +188,8 @@ def test_scripts_run_checks_and_reports_both_parts(small_file, tmp_path, capsys)
 
 
 def test_a_wrong_answer_fails_the_run(small_file, tmp_path, capsys, monkeypatch):
-    spec = scripts.SPECS["csr_rowsum"]
-    monkeypatch.setitem(scripts.SPECS, "csr_rowsum",
+    spec = script_cases.SPECS["csr_rowsum"]
+    monkeypatch.setitem(script_cases.SPECS, "csr_rowsum",
                         dataclasses.replace(spec, reference=lambda p: spec.reference(p) + 1.0))
     argv = ["--matrix", str(small_file), "--script", "csr_rowsum", "--rounds", "1", "--alone",
             "--out", str(tmp_path)]

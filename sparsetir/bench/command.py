@@ -5,7 +5,8 @@ timing), find sparsetir's kernels in ``sparsetir.ops`` and the installed peers, 
 matrix, kernel and width build the case, time sparsetir, SciPy, torch and MKL in rotating
 rounds (each call after a model's dense op by default, or ``--alone``) while checking every
 answer, and finally print the table and write the JSON and the plot. ``--scripts`` runs users'
-scripts built with ``sparsetir.build`` instead of the kernels (``scripts.py``).
+scripts built with ``sparsetir.build`` instead of the kernels (``scripts.py``; what each example
+is run on and must compute: ``script_cases.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import scipy.sparse
 import sparsetir
 from sparsetir import data
 
-from . import interleave, peers, report, scripts
+from . import interleave, peers, report, script_cases, scripts
 from .check import RTOL, mismatch
 from .kernels import KERNELS
 from .timing import ALONE, INTERLEAVED, PAUSE_S, measure
@@ -103,9 +104,9 @@ class Options:
         if unknown:
             raise UsageError(f"unknown format {unknown[0]!r} (choose from {', '.join(FORMAT_NAMES)}, or none)")
         chosen = [*_given(args, "script", [])]
-        unknown = [name for name in chosen if name not in scripts.NAMES]
+        unknown = [name for name in chosen if name not in script_cases.NAMES]
         if unknown:
-            raise UsageError(f"unknown script {unknown[0]!r} (choose from {', '.join(scripts.NAMES)})")
+            raise UsageError(f"unknown script {unknown[0]!r} (choose from {', '.join(script_cases.NAMES)})")
         run_scripts = bool(getattr(args, "scripts", False)) or bool(chosen)
         return cls(
             matrices=tuple(dict.fromkeys(matrices or [DEFAULT_MATRIX])),
@@ -410,7 +411,7 @@ def _write_results(
         "reference": "SciPy/NumPy in float64",
     }
     if options.scripts is not None:
-        settings["scripts"] = list(options.scripts or scripts.NAMES)
+        settings["scripts"] = list(options.scripts or script_cases.NAMES)
     json_path = options.out / report.JSON_NAME
     report.write_json(json_path, environment, settings, notes, rows)
     if script_results is not None:

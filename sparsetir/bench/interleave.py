@@ -35,10 +35,16 @@ def describe(torch: Optional[ModuleType]) -> str:
 
 def between_op(case: Case, torch: Optional[ModuleType]) -> Interleave:
     """The op run before every timed call of ``case``: with torch, or NumPy when it is None."""
+    # SpMV and softmax have no dense operand: the node features of the layer around them.
+    return dense_op(case.features, case.matrix.shape[0], torch)
+
+
+def dense_op(features: Optional[np.ndarray], rows: int, torch: Optional[ModuleType]) -> Interleave:
+    """X @ W, X the first ``INTERLEAVE_WIDTH`` columns of the 2-D ``features`` (random, of
+    ``rows`` rows, when None) and W a random square weight: with torch, or NumPy when it is None."""
     rng = np.random.default_rng(SEED)
-    features = case.features
-    if features is None:  # SpMV and softmax: the node features of the layer around them
-        features = rng.standard_normal((case.matrix.shape[0], INTERLEAVE_WIDTH), dtype=np.float32)
+    if features is None:
+        features = rng.standard_normal((rows, INTERLEAVE_WIDTH), dtype=np.float32)
     k = min(features.shape[1], INTERLEAVE_WIDTH)
     x = np.ascontiguousarray(features[:, :k])
     w = rng.standard_normal((k, k), dtype=np.float32)

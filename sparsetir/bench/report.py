@@ -28,8 +28,33 @@ JSON_NAME = "bench.json"
 PLOT_NAME = "bench.png"
 
 
+class Measured:
+    """What a row of ``timings`` (implementation name -> Timing) answers: each one's time, which
+    failed and why, and the faster of SciPy and torch."""
+
+    timings: dict[str, Timing]
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Why each implementation that failed its check failed."""
+        return {name: t.error for name, t in self.timings.items() if t.error}
+
+    def ms(self, name: str, best: bool = False) -> Optional[float]:
+        """The median (or ``best`` round's) per-call time of ``name``; None if it failed."""
+        timing = self.timings.get(name)
+        if timing is None:
+            return None
+        return timing.best_ms if best else timing.median_ms
+
+    @property
+    def faster_peer(self) -> Optional[str]:
+        """Of SciPy and torch, the one with the lower median time on this row."""
+        timed = [name for name in FASTER_OF if self.ms(name)]
+        return min(timed, key=self.ms) if timed else None
+
+
 @dataclass
-class Row:
+class Row(Measured):
     """The measurements of every implementation on one case."""
 
     matrix: str
@@ -60,28 +85,10 @@ class Row:
         """The peers measured on this row, in the table's order."""
         return [name for name in PEERS if name in self.timings]
 
-    @property
-    def errors(self) -> dict[str, str]:
-        """Why each implementation that failed its check failed."""
-        return {name: t.error for name, t in self.timings.items() if t.error}
-
-    def ms(self, name: str, best: bool = False) -> Optional[float]:
-        """The median (or ``best`` round's) per-call time of ``name``; None if it failed."""
-        timing = self.timings.get(name)
-        if timing is None:
-            return None
-        return timing.best_ms if best else timing.median_ms
-
     def gbps(self, name: str) -> Optional[float]:
         """Effective bandwidth of ``name``: a minimal kernel's bytes over its median time."""
         ms = self.ms(name)
         return self.bytes_moved / (ms * 1e6) if ms else None
-
-    @property
-    def faster_peer(self) -> Optional[str]:
-        """Of SciPy and torch, the one with the lower median time on this row."""
-        timed = [name for name in FASTER_OF if self.ms(name)]
-        return min(timed, key=self.ms) if timed else None
 
     def speedup(self, peer: Optional[str], best: bool = False) -> Optional[float]:
         """sparsetir's speedup over ``peer`` (above 1: sparsetir is faster).
@@ -156,7 +163,7 @@ def _ratios(rows: Sequence[Row], peer_of) -> dict[str, Any]:
     low, where = min(speedups, key=lambda pair: pair[0])
     return {
         "rows": len(speedups),
-        "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
+        "geomean_speedup": geomean([s for s, _ in speedups]),
         "min_speedup": low,
         "min_at": {"matrix": where.matrix, "width": where.width, "peer": peer_of(where)},
     }
@@ -182,20 +189,12 @@ def table(rows: Sequence[Row]) -> str:
     for row in rows:
         line = [row.matrix, f"{row.shape[0]}x{row.shape[1]}", str(row.nnz), row.kernel,
                 "-" if row.width is None else str(row.width)]
-        line += [_ms(row, name) for name in [OURS, *peers]]
+        line += [ms_cell(row.timings.get(name)) for name in [OURS, *peers]]
         line.append(_number(row.gbps(OURS), "{:.1f}"))
         line += [_number(row.speedup(peer), "{:.2f}x") for peer in peers]
         line.append(_number(row.speedup(row.faster_peer), "{:.2f}x"))
         lines.append(line)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text_columns = {0, 1, 3}  # matrix, shape and kernel; numbers are right-aligned
-    return "\n".join(
-        "  ".join(
-            cell.ljust(w) if i in text_columns else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths))
-        ).rstrip()
-        for line in lines
-    )
+    return align(lines, text_columns={0, 1, 3})  # matrix, shape and kernel
 
 
 def summary_lines(rows: Sequence[Row]) -> list[str]:
@@ -232,7 +231,7 @@ def format_summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
         low, where = min(speedups, key=lambda pair: pair[0])
         result[name] = {
             "rows": len(speedups),
-            "geomean_speedup": math.exp(sum(math.log(s) for s, _ in speedups) / len(speedups)),
+            "geomean_speedup": geomean([s for s, _ in speedups]),
             "min_speedup": low,
             "min_at": {"matrix": where.matrix, "width": where.width},
         }
@@ -247,8 +246,9 @@ def format_table(rows: Sequence[Row]) -> str:
     header += ["conversion ms", "auto chose"]
     lines = [header]
     for row in rows:
-        line = [row.matrix, "-" if row.width is None else str(row.width), _ms(row, OURS)]
-        line += [_ms(row, f"{OURS}:{name}") for name in names]
+        line = [row.matrix, "-" if row.width is None else str(row.width),
+                ms_cell(row.timings.get(OURS))]
+        line += [ms_cell(row.timings.get(f"{OURS}:{name}")) for name in names]
         line += [_number(row.format_speedup(name), "{:.2f}x") for name in names]
         conversions = [f"{facts['format']} {facts['conversion_ms']:.1f}" for facts in row.formats.values()
                        if "conversion_ms" in facts]
@@ -256,13 +256,7 @@ def format_table(rows: Sequence[Row]) -> str:
         auto = row.formats.get("auto")
         line.append(f"{auto['choice']} (trial {auto['trial_ms']:.0f} ms)" if auto else "-")
         lines.append(line)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text_columns = {0, len(header) - 2, len(header) - 1}
-    return "\n".join(
-        "  ".join(cell.ljust(w) if i in text_columns else cell.rjust(w)
-                  for i, (cell, w) in enumerate(zip(line, widths))).rstrip()
-        for line in lines
-    )
+    return align(lines, text_columns={0, len(header) - 2, len(header) - 1})
 
 
 def format_summary_lines(rows: Sequence[Row]) -> list[str]:
@@ -300,7 +294,7 @@ def write_plot(path: Path, rows: Sequence[Row]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib import pyplot, ticker
+    from matplotlib import pyplot
 
     kernels = list(dict.fromkeys(row.kernel for row in rows))
     most = max(sum(row.kernel == kernel for row in rows) for kernel in kernels)
@@ -310,19 +304,7 @@ def write_plot(path: Path, rows: Sequence[Row]) -> None:
     for axis, kernel in zip(axes[:, 0], kernels):
         kernel_rows = [row for row in rows if row.kernel == kernel]
         peers = [name for name in PEERS if any(name in row.timings for row in kernel_rows)]
-        bar = 0.8 / max(1, len(peers))
-        shown = [1.0]
-        for p, peer in enumerate(peers):
-            xs = [i + (p - (len(peers) - 1) / 2) * bar for i in range(len(kernel_rows))]
-            ys = [row.speedup(peer) or math.nan for row in kernel_rows]
-            # Bars grow from 1.0, up when sparsetir is faster and down when it is slower.
-            axis.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=bar, label=f"vs {peer}")
-            shown += [y for y in ys if not math.isnan(y)]
-        axis.axhline(1.0, color="black", linewidth=1)
-        axis.set_yscale("log")
-        axis.set_ylim(min(shown) / 1.5, max(shown) * 1.5)
-        axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
-        axis.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ratio_bars(axis, {f"vs {peer}": [row.speedup(peer) for row in kernel_rows] for peer in peers})
         axis.set_xticks(range(len(kernel_rows)))
         axis.set_xticklabels(
             [row.matrix + ("" if row.width is None else f"\nw{row.width}") for row in kernel_rows]
@@ -336,8 +318,43 @@ def write_plot(path: Path, rows: Sequence[Row]) -> None:
     pyplot.close(figure)
 
 
-def _ms(row: Row, name: str) -> str:
-    timing = row.timings.get(name)
+def ratio_bars(axis: Any, series: dict[str, Sequence[Optional[float]]]) -> None:
+    """Draw ``series`` (label -> one ratio per tick, None where not measured) on the matplotlib
+    ``axis`` as grouped bars on a log scale in "x", each growing from 1x: up when ours is faster."""
+    from matplotlib import ticker
+
+    bar = 0.8 / max(1, len(series))
+    shown = [1.0]
+    for s, (label, values) in enumerate(series.items()):
+        ys = [v or math.nan for v in values]
+        xs = [i + (s - (len(series) - 1) / 2) * bar for i in range(len(ys))]
+        axis.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=bar, label=label)
+        shown += [y for y in ys if not math.isnan(y)]
+    axis.axhline(1.0, color="black", linewidth=1)
+    axis.set_yscale("log")
+    axis.set_ylim(min(shown) / 1.5, max(shown) * 1.5)
+    axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    axis.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def geomean(values: Sequence[float]) -> float:
+    """The geometric mean of positive ``values`` (at least one): the summaries' mean of ratios."""
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def align(lines: list[list[str]], text_columns: set[int]) -> str:
+    """``lines`` of cells (the header first) as a text table: columns padded to their widest
+    cell, the ``text_columns`` left-aligned and the numbers right-aligned."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) if i in text_columns else cell.rjust(w)
+                  for i, (cell, w) in enumerate(zip(line, widths))).rstrip()
+        for line in lines
+    )
+
+
+def ms_cell(timing: Optional[Timing]) -> str:
+    """A median time as a table cell: "-" when not measured, "FAIL" when its check failed."""
     if timing is None:
         return "-"
     if timing.error:
