@@ -57,8 +57,9 @@ class Kernel(KernelBase):
 
     @property
     def func(self) -> Any:
-        """The stage-III ``tvm.tirx.PrimFunc`` this kernel was compiled from."""
-        return self.compiled.func
+        """The stage-III ``tvm.tirx.PrimFunc`` this kernel was built from (its compiled code may be
+        shared with an equal program from another source: ``compiled.func``)."""
+        return self._func
 
     @property
     def target(self) -> Any:

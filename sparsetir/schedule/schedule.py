@@ -273,10 +273,12 @@ class Schedule:
             return None
 
     def _sorted_indices(self) -> dict[str, str]:
-        """Stage II: the indices buffers of sparse axes, by buffer name, to their axes' names."""
+        """Stage II: the indices buffers of sparse axes declared sorted (``sorted=False`` says the
+        coordinates may repeat, as an ELL format's row ids do), by buffer name, to their axes' names."""
         if self._stage != 2:
             return {}
-        return {str(a.indices.name): a.name for a in self.func.axes if a.is_sparse and a.indices is not None}
+        return {str(a.indices.name): a.name for a in self.func.axes
+                if a.is_sparse and a.indices is not None and a.sorted}
 
     def _nested_buffers(self) -> list[str]:
         """Stage-II buffers laid out by a variable axis (their later dimensions share storage ranges)."""

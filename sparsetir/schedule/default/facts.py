@@ -70,6 +70,8 @@ class BlockFacts:
     alone: bool
     #: the block's body has a ``while`` loop (a binary search), which no vector loop may hold
     searches: bool
+    #: statements and expressions in the block's body (what an unrolled copy of it costs)
+    size: int
 
     @property
     def is_leaf(self) -> bool:
@@ -141,9 +143,11 @@ def _collect(stmt: Any, parent: Optional[str], loops: list[LoopFacts], out: list
         iters = tuple(IterFacts(iv.var, "R" if iv.iter_type == tirx.IterVar.CommReduce else "S", value)
                       for iv, value in zip(block.iter_vars, stmt.iter_values))
         searches = contains(block.body, lambda n: isinstance(n, tirx.While))
+        size = [0]
+        structural_walk(block.body, lambda n: size.__setitem__(0, size[0] + 1))
         out[position] = BlockFacts(name, parent, tuple(loops), iters, tuple(stores), tuple(loads),
                                    block.init is not None, tuple(children), tuple(str(b.name) for b in block.alloc_buffers),
-                                   alone and bool(loops), searches)
+                                   alone and bool(loops), searches, size[0])
         return [name]
     return []
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ...runtime.build import MAX_EXPANDED_NODES
 from ..schedule import Schedule
 from .facts import BlockFacts, InnerLoop, Nest, gathered_rows, inner_loop, vars_of
 from .prefetch import TILE
@@ -72,6 +73,7 @@ class RegisterTile(Rule):
             width, tile = lanes, max_vectors if inner.divides(lanes * max_vectors) else 1
         else:
             return False
+        tile = _within_budget(tile, block.size, (inner.extent or width * tile) // width)
         register_tile(sch, block.name, len(inner.reductions), width, tile)
         gather = gathered_rows(block, context.func, TILE, inner.extent == width * tile)
         if gather is not None:
@@ -86,6 +88,21 @@ def tile_extent(extent: int, lanes: int, max_vectors: int = 8) -> int:
     them: one vector's worth) that divide it."""
     width = vector_width(extent, lanes)
     return width * tile_vectors(extent, width, max_vectors if width > 1 else max(max_vectors, lanes))
+
+
+#: The most statements and expressions the unrolled copies of one tiled block may add up to: a
+#: quarter of what ``build`` compiles at all (``runtime.build.MAX_EXPANDED_NODES``), so a few
+#: tiled blocks of one kernel fit together.
+UNROLL_BUDGET = MAX_EXPANDED_NODES // 4
+
+
+def _within_budget(tile: int, size: int, vectors: int) -> int:
+    """``tile`` or the largest divisor of ``vectors`` below it whose unrolled copies of a body of
+    ``size`` nodes stay within ``UNROLL_BUDGET`` (a sum of hundreds of terms tiles 8 times
+    over into more code than LLVM compiles in reasonable time)."""
+    if tile * size <= UNROLL_BUDGET:
+        return tile
+    return max((u for u in range(1, tile) if vectors % u == 0 and u * size <= UNROLL_BUDGET), default=1)
 
 
 def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: int) -> None:
