@@ -111,13 +111,18 @@ def default_schedule(func: Any, choices: Choices = Choices(), rules: tuple[Rule,
 def _try(rule: Rule, sch: Schedule, nest: Any, block: Any, where: str, choices: Choices,
          result: DefaultSchedule) -> Schedule:
     """``sch`` after ``rule`` on ``nest`` or ``block``: a copy it scheduled, or ``sch`` itself when
-    it did not apply or TVM refused a step of it (the decision is added to ``result``)."""
+    it did not apply, TVM refused a step of it, or the rule itself failed on a program it did
+    not foresee (the decision, with the reason, is added to ``result``; the program stays
+    correct, only less optimized)."""
     context = Context(sch.func, choices)
     trial = sch.fork()
     try:
         applied = rule.apply(trial, nest, block, context)
     except (ScheduleError, LoweringError) as err:
         result.decisions.append(Decision(rule.name, where, False, str(err)))
+        return sch
+    except Exception as err:  # noqa: BLE001 - a rule's own failure costs speed, never the build
+        result.decisions.append(Decision(rule.name, where, False, f"the rule failed: {type(err).__name__}: {err}"))
         return sch
     if not applied:
         return sch
