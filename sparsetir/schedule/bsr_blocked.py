@@ -9,7 +9,7 @@ block column, which the default rules (one output row per tile) do not see.
 from __future__ import annotations
 
 from .._tvm import Schedule
-from .default.register_tile import vector_width
+from .default.register_tile import tile_row, vector_width
 
 __all__ = ["BSR_MAX_ACCUMULATORS", "bsr_register_tile", "schedule_bsr_blocked"]
 
@@ -49,18 +49,6 @@ def schedule_bsr_blocked(sch: Schedule, block: str, block_size: int, feat: int, 
     width = vector_width(feat, lanes)
     tile = bsr_register_tile(block_size, feat, width)
     jo, ii, ji, k = sch.get_loops(block)[-4:]
-    if width > 1:
-        ko, ku, kv = sch.split(k, [None, tile, width], disable_predication=True)
-        sch.reorder(ko, jo, ji, ii, ku, kv)
-    else:
-        ko, ku = sch.split(k, [None, tile], disable_predication=True)
-        sch.reorder(ko, jo, ji, ii, ku)
-    cw = sch.cache_write(block, 0, "global")
-    sch.reverse_compute_at(cw, ko)
-    if width > 1:
-        _, wv = sch.split(sch.get_loops(cw)[-1], [None, width], disable_predication=True)
-        sch.vectorize(wv)
-        sch.vectorize(kv)
-    sch.unroll(ku)
+    tile_row(sch, block, k, [jo, ji, ii], width, tile)
     sch.unroll(ii)
     sch.decompose_reduction(block, jo)

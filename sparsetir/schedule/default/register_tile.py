@@ -18,7 +18,7 @@ latency (U = 1 is 1.3-2x slower). Measured in ``bench/notes/cpu_schedules.md``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from ...runtime.build import MAX_EXPANDED_NODES
 from ..schedule import Schedule
@@ -110,13 +110,22 @@ def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: 
     loops and the output row's loop, with tiles of ``tile`` vectors of ``width`` lanes (``width``
     1: scalars) dividing that loop's extent (``tile_extent``)."""
     loops = sch.get_loops(block)
-    k, reduced = loops[-1], loops[-1 - reductions:-1]
+    reduced = loops[-1 - reductions:-1]
+    tile_row(sch, block, loops[-1], reduced, width, tile)
+    sch.decompose_reduction(block, reduced[0])
+
+
+def tile_row(sch: Schedule, block: str, k: Any, inside: Sequence[Any], width: int, tile: int) -> Any:
+    """Split the output row's loop ``k`` of ``block`` into tiles of ``tile`` vectors of ``width``
+    lanes, run the loops ``inside`` (in that order) within each tile, and keep the tile in a
+    ``global``-scope cache, written back vectorized after them; the tile's vectors are unrolled.
+    Returns the tile loop (``ko``)."""
     if width > 1:
         ko, ku, kv = sch.split(k, [None, tile, width], disable_predication=True)
-        sch.reorder(ko, *reduced, ku, kv)
+        sch.reorder(ko, *inside, ku, kv)
     else:
         ko, ku = sch.split(k, [None, tile], disable_predication=True)
-        sch.reorder(ko, *reduced, ku)
+        sch.reorder(ko, *inside, ku)
     cache = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(cache, ko)
     if width > 1:
@@ -124,4 +133,4 @@ def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: 
         sch.vectorize(wv)
         sch.vectorize(kv)
     sch.unroll(ku)
-    sch.decompose_reduction(block, reduced[0])
+    return ko
