@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._tvm import TensorLoad, Var, structural_walk, tirx
+from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx
 
 
 def contains(expr: Any, pred: Callable[[Any], bool]) -> bool:
@@ -38,3 +38,8 @@ def uses_any(expr: Any, vars_: list[Var]) -> bool:
 def has_thread_binding(stmt: Any) -> bool:
     """True when ``stmt`` holds a loop bound to a GPU thread axis."""
     return contains(stmt, lambda n: isinstance(n, tirx.For) and n.thread_binding is not None)
+
+
+def same_indices(a: Any, b: Any) -> bool:
+    """Whether two index lists are the same expressions, one by one."""
+    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))

@@ -68,9 +68,9 @@ def _stage2(script: SparseFunction) -> Stage2Function:
     return pipeline.lower(script, until=pipeline.STAGE_II)
 
 
-def _default(script: SparseFunction) -> Stage2Function:
-    """``script`` scheduled by the default CPU rules (``schedule/default``): exactly what
-    ``sparsetir.build`` does with a user's script of the same computation."""
+def _default(script: Union[SparseFunction, Stage2Function]) -> Stage2Function:
+    """``script`` (stage I, or stage II) scheduled by the default CPU rules (``schedule/default``):
+    exactly what ``sparsetir.build`` does with a user's script of the same computation."""
     return default_schedule(script).schedule.func
 
 
@@ -163,12 +163,8 @@ def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
     if not key.widths:
         raise ValueError("hybrid_spmm needs at least one bucket width")
     blocks = ["zero0"] + [f"ell_{w}0" for w in key.widths]
-    return _default_stage2(horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)),
-                                             blocks))
-
-
-def _default_stage2(f2: Stage2Function) -> Stage2Function:
-    return default_schedule(f2).schedule.func
+    return _default(horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)),
+                                      blocks))
 
 
 def make_softmax(key: KernelKey) -> Stage2Function:

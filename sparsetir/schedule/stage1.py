@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx, tvm
+from .._tvm import TensorLoad, Var, structural_walk, tirx, tvm
 from ..errors import ScheduleError
-from ..ir.analysis import uses_var
+from ..ir.analysis import same_indices, uses_var
 from ..ir.axis import AttachedAxis, Axis, FusedAxis, dense_fixed
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
@@ -319,12 +319,8 @@ def _check_independent_columns(it: SparseIteration, var: Var, iteration: str, ax
         structural_walk(st.value, lambda n: loads.append(n) if isinstance(n, TensorLoad) else None)
         for load in loads:
             written = stores.get(str(load.source.name))
-            if written is not None and not all(_same_indices(load.indices, w) for w in written):
+            if written is not None and not all(same_indices(load.indices, w) for w in written):
                 raise ScheduleError(f"sparse_split: '{iteration}' reads '{load.source.name}' where it does not store it")
-
-
-def _same_indices(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
 
 
 def _fresh(name: str, taken: set[str]) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..._tvm import structural_equal
+from ...ir.analysis import same_indices
 from ..schedule import Schedule
 from .facts import BlockFacts, Nest, vars_of
 from .rule import Context, Rule
@@ -45,11 +45,8 @@ class RegisterAccumulator(Rule):
         if parent is None or parent.parent is not None or parent.has_init or any(it.kind != "S" for it in parent.iters):
             return False  # the cache would live in a scope that runs more than once per output
         if store.buffer in parent.allocated or not any(
-                s.buffer == store.buffer and _same(s.indices, store.indices) for s in parent.stores):
+                s.buffer == store.buffer and same_indices(s.indices, store.indices) for s in parent.stores):
             return False  # a cache already, or the row block does not set the element first
         sch.cache_write(block.name, 0, "global")
         return True
 
-
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
