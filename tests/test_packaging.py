@@ -10,7 +10,7 @@ import pytest
 from sparsetir import cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-TEST_INSTALL = "pip install -e '.[test,torch,bench,gnn,cuda]' && "
+TEST_INSTALL = "pip install -c constraints.txt -e '.[test,torch,bench,gnn,cuda]' && "
 
 
 def readme_test_command() -> str:
@@ -57,3 +57,42 @@ def test_readme_python_examples_run(tmp_path):
     env = {**__import__("os").environ, "PYTHONPATH": str(CHECKOUT)}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _torch_extra() -> list[str]:
+    import tomllib
+
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]
+    return project["optional-dependencies"]["torch"]
+
+
+def test_torch_extra_accepts_a_range():
+    """A library takes the torch its user has: the extra names a lower bound, never one release."""
+    from packaging.requirements import Requirement
+
+    [requirement] = [Requirement(r) for r in _torch_extra()]
+    assert requirement.name == "torch"
+    assert not any(spec.operator in ("==", "===", "~=") for spec in requirement.specifier), requirement
+    assert requirement.specifier.contains("2.13.0") and requirement.specifier.contains("3.0.0")
+
+
+def test_constraints_pin_the_torch_ci_tests():
+    """The development install is reproducible: constraints.txt pins one torch that the extra admits."""
+    from packaging.requirements import Requirement
+
+    lines = [line.strip() for line in (CHECKOUT / "constraints.txt").read_text().splitlines()]
+    pins = [Requirement(line) for line in lines if line and not line.startswith("#")]
+    [torch] = [pin for pin in pins if pin.name == "torch"]
+    [spec] = torch.specifier
+    assert spec.operator == "=="
+    [extra] = [Requirement(r) for r in _torch_extra()]
+    assert extra.specifier.contains(spec.version)
+
+
+def test_readme_and_ci_install_with_the_constraints():
+    readme = (CHECKOUT / "README.md").read_text()
+    installs = [line for line in readme.splitlines() if line.startswith("pip install ")]
+    assert len(installs) == 2 and all(" -c constraints.txt " in line for line in installs)
+    ci = (CHECKOUT / ".ci" / "run").read_text()
+    ci_installs = [line for line in ci.splitlines() if "pip install" in line and "-e '" in line]
+    assert ci_installs and all("-c constraints.txt" in line for line in ci_installs)
