@@ -36,6 +36,23 @@ from .runtime.parallel import num_threads, set_num_threads
 from .explorer import explore
 from .tune import tune
 
+# Subpackages reached as attributes (``sparsetir.ops.spmm``) but imported on first use (PEP 562):
+# they pull in torch or matplotlib, or are commands, which ``import sparsetir`` should not pay for.
+_LAZY_SUBPACKAGES = ("bench", "formats", "models", "ops")
+
+
+def __getattr__(name: str):
+    """Import a lazy subpackage the first time ``sparsetir.<name>`` is read."""
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES))
+
 __all__ = [
     "ArgumentError",
     "FormatRewriteRule",
