@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Optional
 
 from sparsetir import __version__
+from sparsetir.errors import InternalError, ScriptError, SparseTIRError
 
 # The module whose ``run(args) -> int | None`` implements each subcommand.
 COMMANDS = {
@@ -23,7 +26,9 @@ COMMANDS = {
     "cache": "sparsetir.runtime.cache_command",
 }
 
+EXIT_ERROR = 1
 EXIT_NOT_IMPLEMENTED = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explore.add_argument("--no-browser", action="store_true", help="do not open a browser on the page")
     explore.add_argument(
+        "--compile-timeout", type=float, default=30.0, metavar="SECONDS",
+        help="stop a compile of an edited script after this long (default: 30)",
+    )
+    explore.add_argument(
         "--width", action="append", metavar="NAME=VALUE",
         help="bind a scalar parameter (a feature width) to a value first, as a call with it would "
         "(the default schedule then shows that call's variant); repeatable",
@@ -254,13 +263,57 @@ def _comma_list(item_type):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the ``sparsetir`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code."""
+    """Run the ``sparsetir`` command with ``argv`` (default: ``sys.argv[1:]``); the exit code.
+
+    A user's mistake a command did not report itself (a missing file, a directory that is not
+    there, a refused argument) ends as one line, ``sparsetir: error: ...``, and exit code 1; a
+    script error keeps its location and caret. A reader that stops reading (``| head``) ends
+    the command quietly. Anything else is a bug in sparsetir and keeps its traceback."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help, --version and usage errors
         return stop.code if isinstance(stop.code, int) else 1
-    return _dispatch(args)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # output still buffered meets a closed pipe here, inside the try
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except InternalError:
+        raise
+    except ScriptError as err:
+        print(err.render(), file=sys.stderr)
+        return EXIT_ERROR
+    except (OSError, SparseTIRError, ValueError) as err:
+        print(f"sparsetir: error: {_error_text(err)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull: the reader is gone, and Python's own flush at exit would fail
+    on the closed pipe again (the recipe in the ``signal`` module's documentation)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a stream without a descriptor
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _error_text(err: Exception) -> str:
+    """The one line that says what went wrong: for a file, its path and the problem (a missing
+    directory named as such, since "No such file" about a file being written misleads)."""
+    if not isinstance(err, OSError) or err.filename is None:
+        return str(err)
+    path = Path(os.fsdecode(err.filename))
+    if isinstance(err, FileNotFoundError) and not path.parent.is_dir():
+        return f"{path}: directory {path.parent} does not exist"
+    return f"{path}: {err.strerror or err}"
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
+import sparsetir
 from sparsetir import cli
 
 COMMAND_NAMES = ["bench", "show", "explore"]
@@ -90,3 +93,72 @@ def test_python_dash_m():
     )
     assert result.returncode == 0, result.stderr
     assert "explore" in result.stdout
+
+
+# --- errors: one line, never a traceback ------------------------------------------------------
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _fake_command(monkeypatch, run):
+    fake = types.ModuleType("fake")
+    fake.run = run
+    monkeypatch.setitem(sys.modules, "sparsetir._fake_command", fake)
+    monkeypatch.setitem(cli.COMMANDS, "show", "sparsetir._fake_command")
+
+
+def _raise(err):
+    def run(args):
+        raise err
+
+    return run
+
+
+@pytest.mark.parametrize("err, line", [
+    (PermissionError(13, "Permission denied", "/root/out.txt"), "sparsetir: error: /root/out.txt: Permission denied\n"),
+    (FileNotFoundError(2, "No such file or directory", "no/such/dir/out.html"),
+     "sparsetir: error: no/such/dir/out.html: directory no/such/dir does not exist\n"),
+    (FileNotFoundError(2, "No such file or directory", "absent.py"), "sparsetir: error: absent.py: No such file or directory\n"),
+    (ValueError("--width 'x': expected NAME=INTEGER"), "sparsetir: error: --width 'x': expected NAME=INTEGER\n"),
+    (sparsetir.ArgumentError("spmm: A: is empty"), "sparsetir: error: spmm: A: is empty\n"),
+], ids=["permission", "missing-directory", "missing-file", "value", "argument"])
+def test_a_users_error_is_one_line(capsys, monkeypatch, err, line):
+    _fake_command(monkeypatch, _raise(err))
+    assert cli.main(["show", "f.py"]) == cli.EXIT_ERROR
+    out, got = capsys.readouterr()
+    assert (out, got) == ("", line)
+
+
+def test_a_script_error_keeps_its_location(capsys, monkeypatch):
+    error = sparsetir.ScriptError("undefined name 'q'", "f.py", 3, 5, "    q = 1\n")
+    _fake_command(monkeypatch, _raise(error))
+    assert cli.main(["show", "f.py"]) == cli.EXIT_ERROR
+    assert capsys.readouterr().err == "f.py:3:5: error: undefined name 'q'\n      q = 1\n      ^\n"
+
+
+@pytest.mark.parametrize("err", [RuntimeError("a bug"), sparsetir.InternalError("a bug")],
+                         ids=["runtime-error", "internal-error"])
+def test_a_bug_keeps_its_traceback(monkeypatch, err):
+    _fake_command(monkeypatch, _raise(err))
+    with pytest.raises(type(err), match="a bug"):
+        cli.main(["show", "f.py"])
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """``sparsetir cache | head -1``: the reader is gone before the command writes."""
+    env = {**os.environ, "SPARSETIR_CACHE_DIR": str(tmp_path)}
+    command = subprocess.Popen([sys.executable, "-m", "sparsetir", "cache"], cwd=CHECKOUT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command.stdout.close()
+    err = command.stderr.read()
+    assert command.wait(timeout=300) == cli.EXIT_ERROR
+    assert err == ""
+
+
+def test_html_into_a_missing_directory_names_it(tmp_path):
+    out = tmp_path / "missing" / "dir" / "out.html"
+    done = subprocess.run([sys.executable, "-m", "sparsetir", "explore", "examples/csr_spmm.py", "--html", str(out)],
+                          cwd=CHECKOUT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == cli.EXIT_ERROR
+    assert done.stderr == f"sparsetir: error: {out}: directory {out.parent} does not exist\n"
+    assert done.stdout == ""
