@@ -24,6 +24,10 @@ def parse_widths(items: Optional[list[str]]) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Build the exploration of ``args.file``; write it to ``--html`` or serve it on 127.0.0.1."""
+    if not args.compile_timeout > 0:
+        print(f"sparsetir explore: --compile-timeout {args.compile_timeout:g}: expected a positive number of seconds",
+              file=sys.stderr)
+        return 1
     try:
         exploration = explore_file(args.file, args.func, args.schedule, args.target, args.code,
                                    widths=parse_widths(args.width))
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sparsetir explore: wrote {path} ({size:.0f} KiB; {steps} schedule step{'s' * (steps != 1)})")
         return 0
     try:
-        serve(exploration, port=args.port, open_browser=not args.no_browser)
+        serve(exploration, port=args.port, open_browser=not args.no_browser, compile_timeout=args.compile_timeout)
     except OSError as err:  # the port is taken, say
         print(f"sparsetir explore: cannot serve on 127.0.0.1:{args.port}: {err}", file=sys.stderr)
         return 1

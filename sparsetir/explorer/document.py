@@ -4,7 +4,7 @@ It is read only from the trace records (``sparsetir/trace``): the listings of ev
 pass record, the schedule snapshots. Its shape::
 
     {"title", "file", "func", "functions", "target", "code_format", "editable", "script": pane id,
-     "script_text", "views": [view], "steps": [step], "steps_note", "steps_error", "start_stage",
+     "func_note", "script_text", "views": [view], "steps": [step], "steps_note", "steps_error", "start_stage",
      "panes": {pane id: pane}, "lines": [highlighted line]}
 
 A *view* is every stage as of one point of the schedule history (view 0: before any step, view
@@ -56,6 +56,7 @@ def build_document(func: Any, script: str, history: Optional[History] = None, *,
         "file": home,
         "func": name,
         "functions": functions or [name],
+        "func_note": None,  # why the function shown is not the one asked for (exploration.pick_function)
         "target": target if isinstance(target, str) else str(target),
         "code_format": code,
         "editable": editable,

@@ -48,17 +48,15 @@ class Script:
     widths: tuple[tuple[str, int], ...] = ()
 
     def explore(self, text: Optional[str] = None, func: Optional[str] = None) -> "Exploration":
-        """The exploration of ``func`` (default: this script's, else its first function) in
-        ``text`` (default: this script's), read only by the allow-list parser: a ``ScriptError``
-        (with line and column) when the text is not a script or has no such function."""
+        """The exploration of ``func`` (default: this script's) in ``text`` (default: this
+        script's), read only by the allow-list parser: a ``ScriptError`` (with line and column)
+        when the text is not a script. An edit may rename the function: a script with one
+        function shows it whatever its name; with several, one of the name asked for, else the
+        first, and the document's ``func_note`` says so."""
         text = self.text if text is None else text
         found = _functions(parse(text, self.name))
-        if func is not None and func not in found:
-            raise ScriptError(f"the script has no function {func!r}; it has {', '.join(found)}", self.name)
-        wanted = func or self.func
-        name = wanted if wanted in found else next(iter(found))  # an edit may rename the function
-        script = replace(self, text=text)
-        script = replace(script, func=name)
+        name, func_note = pick_function(found, func or self.func)
+        script = replace(self, text=text, func=name)
         program = found[name]
         if self.widths:
             try:
@@ -70,7 +68,19 @@ class Script:
             history, note = default_history(program, self.target)
         document = build_document(program, script.text, history, target=script.target, code=script.code,
                                   functions=list(found), editable=True, note=note)
+        document["func_note"] = func_note
         return Exploration(document, script)
+
+
+def pick_function(found: dict[str, Any], wanted: Optional[str]) -> tuple[str, Optional[str]]:
+    """The function of ``found`` to show when ``wanted`` was asked for, and a note when it is
+    not that one: the only function is shown whatever its name (a rename in the editor)."""
+    if wanted in found:
+        return wanted, None
+    first = next(iter(found))
+    if len(found) == 1 or wanted is None:
+        return first, None
+    return first, f"the script has no function {wanted!r} any more: showing {first!r}, its first"
 
 
 @dataclass(frozen=True)
@@ -92,12 +102,13 @@ class Exploration:
         path.write_text(self.html(), encoding="utf-8")
         return path
 
-    def serve(self, port: int = 0, open_browser: bool = True) -> None:
+    def serve(self, port: int = 0, open_browser: bool = True, compile_timeout: float = 30.0) -> None:
         """Serve the page on 127.0.0.1 (``port`` 0: any free port) until interrupted; the
-        script can be edited and recompiled in the page when there is one."""
+        script can be edited and recompiled in the page when there is one, each compile
+        stopped after ``compile_timeout`` seconds."""
         from .server import serve
 
-        serve(self, port=port, open_browser=open_browser)
+        serve(self, port=port, open_browser=open_browser, compile_timeout=compile_timeout)
 
     def _repr_html_(self) -> str:
         # Jupyter: the page in an iframe, so that its style and script stay its own.

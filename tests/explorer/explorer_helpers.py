@@ -45,3 +45,19 @@ def pane_text(document: dict, pane_id: str) -> str:
     lines = [document["lines"][k] for k in document["panes"][pane_id]["lines"]]
     return "\n".join(re.sub(r"<[^>]+>", "", line).replace("&lt;", "<").replace("&gt;", ">")
                      .replace("&quot;", '"').replace("&#39;", "'").replace("&amp;", "&") for line in lines)
+
+
+#: a script line that makes ``slow_job`` sleep instead of compiling
+SLOW = "# slow\n"
+
+
+def slow_job(script, text, func):
+    """A compile job for the server tests (it runs in the worker process): a script holding
+    ``SLOW`` takes ten minutes, any other compiles as usual."""
+    import time
+
+    from sparsetir.explorer.compiler import compile_script
+
+    if SLOW in text:
+        time.sleep(600)
+    return compile_script(script, text, func)

@@ -64,6 +64,8 @@ def test_errors_are_reported_with_their_location(capsys, tmp_path):
     code, _, err = explore(capsys, str(EXAMPLE), "--schedule", str(broken), "--html", str(tmp_path / "x.html"))
     assert code == 1 and err.startswith(f"sparsetir explore: {broken}: not a schedule history written by sch.history.to_json()")
     assert not (tmp_path / "x.html").exists()
+    code, _, err = explore(capsys, str(EXAMPLE), "--compile-timeout", "0")
+    assert code == 1 and err == "sparsetir explore: --compile-timeout 0: expected a positive number of seconds\n"
 
 
 def test_the_command_serves_on_127_0_0_1(tmp_path):

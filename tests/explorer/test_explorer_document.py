@@ -9,6 +9,7 @@ import pytest
 import sparsetir
 from sparsetir.explorer import Exploration, explore
 from sparsetir.explorer.document import build_document, step_text
+from sparsetir.explorer.exploration import pick_function
 from sparsetir.explorer.page import render_page
 from sparsetir.schedule import Schedule
 from sparsetir.transforms import pipeline
@@ -148,3 +149,10 @@ def test_the_jupyter_view_is_the_page_in_an_iframe():
     frame = exploration._repr_html_()
     assert frame.startswith("<iframe srcdoc=\"") and "&lt;!DOCTYPE html&gt;" in frame
     assert render_page(exploration.document).startswith("<!DOCTYPE html>")
+
+
+def test_an_edited_script_shows_the_function_of_that_name_else_its_only_or_first_one():
+    assert pick_function({"mine": 1}, "csr_spmm") == ("mine", None)  # renamed in the editor
+    assert pick_function({"a": 1, "b": 2}, "b") == ("b", None)
+    assert pick_function({"a": 1, "b": 2}, None) == ("a", None)
+    assert pick_function({"a": 1, "b": 2}, "c") == ("a", "the script has no function 'c' any more: showing 'a', its first")

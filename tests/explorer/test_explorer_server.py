@@ -1,18 +1,22 @@
-"""The explorer server: 127.0.0.1 only, its own page only, edits only through the allow-list parser."""
+"""The explorer server: 127.0.0.1 only, its own page only, edits only through the allow-list
+parser, compiles in a worker process within a time limit, cancelled when nobody waits for them."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
+import time
 
 import pytest
 
 import sparsetir
 from sparsetir.explorer import Script, explore
+from sparsetir.explorer.compiler import Compiler
 from sparsetir.explorer.server import ExplorerServer
-from explorer_helpers import SCRIPT_NAME, example_history, example_text, line_of, page_document
+from explorer_helpers import SCRIPT_NAME, SLOW, example_history, example_text, line_of, page_document, slow_job
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +26,17 @@ def server():
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def started(srv):
+    """Serve ``srv`` on a thread; the server is returned."""
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def stop(srv):
     srv.shutdown()
     srv.server_close()
 
@@ -41,9 +56,25 @@ def request(srv, method, path, body=None, headers=None):
     return response.status, response, json.loads(data) if kind.startswith("application/json") else data.decode()
 
 
-def compile_request(srv, script, **headers):
-    return request(srv, "POST", "/api/compile", {"script": script, "func": None},
+def compile_request(srv, script, func=None, client=None, **headers):
+    return request(srv, "POST", "/api/compile", {"script": script, "func": func, "client": client},
                    {"Origin": f"http://127.0.0.1:{srv.port}", **headers})
+
+
+def wait_until(condition, seconds=120.0):
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.05)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a killed child not yet reaped is a zombie
+        return stat.read().split(") ", 1)[1][0] != "Z"
 
 
 def test_it_listens_on_127_0_0_1_only(server):
@@ -122,7 +153,7 @@ def test_only_json_of_bounded_size_is_read(server):
     conn.close()
     for bad in ("not json", json.dumps(["script"]), json.dumps({"script": 3})):
         status, _, answer = request(server, "POST", "/api/compile", bad, {**origin, "Content-Type": "application/json"})
-        assert status == 400 and answer["error"]["message"] == 'expected {"script": text, "func": name or null}'
+        assert status == 400 and answer["error"]["message"] == 'expected {"script": text, "func": name or null, "client": id}'
     status, _, _ = request(server, "POST", "/api/other", {"script": ""}, origin)
     assert status == 404
 
@@ -153,3 +184,110 @@ def test_a_read_only_exploration_takes_no_edits():
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_renamed_function_is_shown_whatever_its_name(server):
+    renamed = example_text().replace("def csr_spmm(", "def my_spmm(")
+    status, _, answer = compile_request(server, renamed, func="csr_spmm")
+    assert status == 200, answer
+    assert answer["document"]["func"] == "my_spmm" and answer["document"]["func_note"] is None
+    status, _, answer = compile_request(server, example_text(), func="my_spmm")
+    assert status == 200 and answer["document"]["func"] == "csr_spmm"
+
+
+@pytest.fixture(scope="module")
+def slow_server():
+    """A server whose compiles of a script holding ``SLOW`` take ten minutes."""
+    srv = started(ExplorerServer(Script(example_text(), SCRIPT_NAME, history=example_history()).explore(), 0,
+                                 compiler=Compiler(60, job=slow_job)))
+    yield srv
+    stop(srv)
+
+
+#: a script that fails to parse: its compile ends at once (after the worker's start)
+BROKEN = example_text().replace("T.float32(0)", "T.float32(0")
+
+
+def compile_in_thread(srv, script, client):
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(compile_request(srv, script, client=client)), daemon=True)
+    thread.start()
+    return thread, answers
+
+
+def test_a_slow_compile_does_not_hold_up_page_loads(slow_server):
+    thread, answers = compile_in_thread(slow_server, SLOW + example_text(), "slow-client")
+    wait_until(lambda: slow_server.compiler.running())
+    (pid,) = slow_server.compiler.running()
+    for _ in range(3):
+        start = time.monotonic()
+        status, _, page = request(slow_server, "GET", "/")
+        assert status == 200 and time.monotonic() - start < 1.0
+    assert answers == [] and alive(pid)
+    compile_request(slow_server, BROKEN, client="slow-client")  # replaces the slow one
+    thread.join(30)
+    assert answers[0][0] == 409
+
+
+def test_a_newer_compile_from_the_same_client_cancels_the_older(slow_server):
+    thread, answers = compile_in_thread(slow_server, SLOW + example_text(), "client-a")
+    wait_until(lambda: slow_server.compiler.running())
+    (pid,) = slow_server.compiler.running()
+    other, other_answers = compile_in_thread(slow_server, SLOW + example_text(), "client-b")
+    wait_until(lambda: len(slow_server.compiler.running()) == 2)
+    status, _, answer = compile_request(slow_server, BROKEN, client="client-a")
+    assert status == 422 and answer["error"]["line"] == 27  # the newer one's own answer
+    thread.join(30)
+    status, _, answer = answers[0]
+    assert status == 409 and answer["status"] == "cancelled"
+    assert answer["error"]["message"] == "a newer compile replaced this one"
+    assert not alive(pid)
+    assert other_answers == [] and len(slow_server.compiler.running()) == 1  # another client's goes on
+    compile_request(slow_server, BROKEN, client="client-b")
+    other.join(30)
+    assert other_answers[0][0] == 409
+
+
+def test_a_compile_is_stopped_when_its_client_goes_away(slow_server):
+    body = json.dumps({"script": SLOW + example_text(), "func": None, "client": "leaving"}).encode()
+    sock = socket.create_connection(("127.0.0.1", slow_server.port))
+    sock.sendall(f"POST /api/compile HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    wait_until(lambda: slow_server.compiler.running())
+    (pid,) = slow_server.compiler.running()
+    sock.close()
+    wait_until(lambda: not slow_server.compiler.running(), 10)
+    wait_until(lambda: not alive(pid), 10)
+
+
+def test_a_compile_past_its_time_limit_ends_in_a_located_message():
+    srv = started(ExplorerServer(Script(example_text(), SCRIPT_NAME, history=example_history()).explore(), 0,
+                                 compile_timeout=0.05))
+    try:
+        before = srv.exploration
+        status, _, answer = compile_request(srv, example_text())
+        assert status == 504 and answer["status"] == "timeout"
+        assert answer["error"]["message"] == (f"{SCRIPT_NAME}: the compile took longer than 0.05 s and was stopped "
+                                              "(sparsetir explore --compile-timeout SECONDS raises the limit)")
+        assert answer["error"]["file"] == SCRIPT_NAME
+        assert srv.compiler.running() == [] and srv.exploration is before
+    finally:
+        stop(srv)
+
+
+def test_a_stalled_client_is_dropped():
+    srv = started(ExplorerServer(explore(example_function_at_stage_3()), 0, client_timeout=0.5))
+    try:
+        sock = socket.create_connection(("127.0.0.1", srv.port))
+        sock.settimeout(30)
+        sock.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n".encode())  # and never the blank line
+        start = time.monotonic()
+        assert sock.recv(1024) == b""  # the server closed the connection
+        assert time.monotonic() - start < 10
+        sock.close()
+    finally:
+        stop(srv)
+
+
+def example_function_at_stage_3():
+    return sparsetir.lower_sparse_buffer(sparsetir.lower_sparse_iter(sparsetir.parse(example_text(), SCRIPT_NAME)))
