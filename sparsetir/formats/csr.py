@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse
 
-from ..runtime.csr_checks import as_int32, check_structure, check_torch_csr, fail
+from ..runtime.csr_checks import as_int32, check_structure, check_torch_csr, fail, refuse_non_csr
 from .base import Format
 from .entries import Scatter
 from .vectorized import _INT32_MAX, POSITION, entry_rows, offsets, run_ids, run_starts
@@ -68,11 +68,9 @@ def read(what: str, A: Any) -> CsrArrays:
         if data.dtype in (torch.float32, torch.float64):
             data = data.numpy()
         return _validated(what, data, A.crow_indices().numpy(), A.col_indices().numpy(), tuple(A.shape))
-    fmt = getattr(A, "format", None)
-    if fmt != "csr" or not hasattr(A, "indptr"):
-        kind = f"scipy.sparse '{fmt}' matrix" if fmt is not None else type(A).__name__
-        fail(what, f"expected a scipy.sparse CSR matrix, a torch sparse CSR tensor or "
-                   f"sparsetir.formats.csr.from_arrays(...), got {kind}; convert it with .tocsr()")
+    if getattr(A, "format", None) != "csr" or not hasattr(A, "indptr"):
+        refuse_non_csr(what, A, "a scipy.sparse CSR matrix, a torch sparse CSR tensor or "
+                                "sparsetir.formats.csr.from_arrays(...)")
     return _validated(what, A.data, np.asarray(A.indptr), np.asarray(A.indices), tuple(A.shape))
 
 

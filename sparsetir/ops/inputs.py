@@ -35,7 +35,9 @@ import numpy as np
 from ..runtime.arrays import kernel_view
 from ..runtime.partition import row_partition  # noqa: F401 (re-exported)
 from ..schedule.default.prefetch import column_locality
-from ..runtime.csr_checks import as_int32, check_offsets, check_structure, check_torch_csr, fail  # noqa: F401 (re-exported)
+from ..runtime.csr_checks import (  # noqa: F401 (re-exported)
+    as_int32, check_offsets, check_structure, check_torch_csr, fail, refuse_non_csr,
+)
 
 VALUE_DTYPES = ("float32", "float64")
 _INT32_MAX = np.iinfo(np.int32).max
@@ -135,10 +137,8 @@ def own_int32(what: str, name: str, array: np.ndarray) -> np.ndarray:
 
 def _csr_arrays(what: str, A: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
     """(data, indptr, indices, shape) of a scipy CSR matrix."""
-    fmt = getattr(A, "format", None)
-    if fmt != "csr" or not hasattr(A, "indptr"):
-        kind = f"scipy.sparse '{fmt}' matrix" if fmt is not None else type(A).__name__
-        fail(what, f"expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got {kind}; convert it with .tocsr()")
+    if getattr(A, "format", None) != "csr" or not hasattr(A, "indptr"):
+        refuse_non_csr(what, A, "a scipy.sparse CSR matrix or a torch sparse CSR tensor")
     return A.data, A.indptr, A.indices, tuple(A.shape)
 
 

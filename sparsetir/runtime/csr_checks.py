@@ -7,6 +7,7 @@ must not depend on each other: every message reads ``"<argument>: <problem>"`` a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -22,13 +23,40 @@ def fail(what: str, message: str) -> None:
     raise ArgumentError(f"{what}: {message}")
 
 
+def refuse_non_csr(what: str, A: Any, expected: str) -> None:
+    """Refuse ``A``, which is not one of the CSR inputs listed in ``expected``: the message says
+    what ``A`` is and, when there is one, the call that makes a CSR matrix of it."""
+    if A is None:
+        fail(what, f"is None; expected {expected}")
+    fail(what, f"expected {expected}, got {_what_it_is_and_how_to_convert(A)}")
+
+
+def _what_it_is_and_how_to_convert(A: Any) -> str:
+    if isinstance(A, np.ndarray):
+        return f"a dense numpy array of shape {A.shape}; make it sparse with scipy.sparse.csr_matrix(a)"
+    torch = sys.modules.get("torch")  # A can only be a tensor if torch is imported
+    if torch is not None and isinstance(A, torch.Tensor):
+        if A.layout == torch.strided:
+            return "a dense torch tensor (layout torch.strided); convert it with .to_sparse_csr()"
+        if A.layout == torch.sparse_coo:
+            return "a torch sparse COO tensor (layout torch.sparse_coo); convert it with .to_sparse_csr()"
+        if A.layout == torch.sparse_csc:
+            return "a torch sparse CSC tensor (layout torch.sparse_csc); convert it with .to_sparse_csr()"
+        # torch converts block layouts to CSR only through COO.
+        return f"a torch tensor of layout {A.layout}; convert it with .to_sparse_coo().to_sparse_csr()"
+    scipy_sparse = sys.modules.get("scipy.sparse")
+    if scipy_sparse is not None and scipy_sparse.issparse(A):
+        return f"a scipy.sparse '{A.format}' matrix; convert it with .tocsr()"
+    return type(A).__name__
+
+
 def check_torch_csr(what: str, A: Any, where: str) -> None:
     """Check that the torch tensor ``A`` is a 2-D sparse CSR tensor on the CPU; ``where`` names
     the part of sparsetir that refuses other devices ("sparsetir.ops runs on the CPU")."""
     import torch  # A is a torch tensor: torch is imported already
 
     if A.layout != torch.sparse_csr:
-        fail(what, f"expected a torch sparse CSR tensor (layout torch.sparse_csr), got layout {A.layout}")
+        refuse_non_csr(what, A, "a torch sparse CSR tensor (layout torch.sparse_csr)")
     if A.device.type != "cpu":
         fail(what, f"is on {A.device}; {where}")
     if A.dim() != 2:

@@ -55,26 +55,44 @@ def test_messages_match_sparsetir_ops(arrays, message):
     assert str(ours.value).removeprefix("Ell.from_csr: A: ") == str(theirs.value).removeprefix("spmm: A: ")
 
 
-@pytest.mark.parametrize("value, kind", [
-    (sp.coo_matrix(np.eye(3, dtype=np.float32)), "scipy.sparse 'coo' matrix"),
-    (sp.csc_matrix(np.eye(3, dtype=np.float32)), "scipy.sparse 'csc' matrix"),
-    (np.eye(3, dtype=np.float32), "ndarray"),
+ACCEPTED = "a scipy.sparse CSR matrix, a torch sparse CSR tensor or sparsetir.formats.csr.from_arrays(...)"
+
+
+@pytest.mark.parametrize("value, got", [
+    (sp.coo_matrix(np.eye(3, dtype=np.float32)), "a scipy.sparse 'coo' matrix; convert it with .tocsr()"),
+    (sp.csc_array(np.eye(3, dtype=np.float32)), "a scipy.sparse 'csc' matrix; convert it with .tocsr()"),
+    (np.eye(3, dtype=np.float32), "a dense numpy array of shape (3, 3); make it sparse with scipy.sparse.csr_matrix(a)"),
     ([[1.0]], "list"),
-])
-def test_not_a_csr_input(value, kind):
-    with pytest.raises(ArgumentError, match=rf"^Csc\.from_csr: A: expected a scipy.sparse CSR matrix, .*got {kind}; "
-                                            r"convert it with \.tocsr\(\)"):
+    ("A", "str"),
+], ids=["coo", "csc-array", "ndarray", "list", "str"])
+def test_not_a_csr_input(value, got):
+    """Each kind of input is told what it is and, where one exists, the call that makes it CSR."""
+    with pytest.raises(ArgumentError) as info:
         F.Csc.from_csr(value)
+    assert str(info.value) == f"Csc.from_csr: A: expected {ACCEPTED}, got {got}"
+
+
+def test_a_missing_input_is_called_missing():
+    with pytest.raises(ArgumentError) as info:
+        F.Ell.from_csr(None, 2)
+    assert str(info.value) == f"Ell.from_csr: A: is None; expected {ACCEPTED}"
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch: sparse CSR is beta
 def test_torch_inputs():
     torch = pytest.importorskip("torch")
-    with pytest.raises(ArgumentError, match=r"^Dcsr\.from_csr: A: expected a torch sparse CSR tensor .*got layout torch\.strided"):
+    expected = "Dcsr.from_csr: A: expected a torch sparse CSR tensor (layout torch.sparse_csr), got "
+    with pytest.raises(ArgumentError) as info:
         F.Dcsr.from_csr(torch.eye(3))
-    coo = torch.eye(3).to_sparse()
-    with pytest.raises(ArgumentError, match=r"got layout torch\.sparse_coo"):
-        F.Dcsr.from_csr(coo)
+    assert str(info.value) == expected + "a dense torch tensor (layout torch.strided); convert it with .to_sparse_csr()"
+    with pytest.raises(ArgumentError) as info:
+        F.Dcsr.from_csr(torch.eye(3).to_sparse())
+    assert str(info.value) == expected + ("a torch sparse COO tensor (layout torch.sparse_coo); "
+                                          "convert it with .to_sparse_csr()")
+    with pytest.raises(ArgumentError) as info:
+        F.Dcsr.from_csr(torch.eye(4).to_sparse_bsr((2, 2)))
+    assert str(info.value) == expected + ("a torch tensor of layout torch.sparse_bsr; "
+                                          "convert it with .to_sparse_coo().to_sparse_csr()")
     half = torch.eye(3, dtype=torch.float16).to_sparse_csr()
     with pytest.raises(ArgumentError, match=r"^Dcsr\.from_csr: A: values must be float32 or float64, got torch\.float16"):
         F.Dcsr.from_csr(half)

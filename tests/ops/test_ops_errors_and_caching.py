@@ -90,6 +90,45 @@ def test_other_formats_and_value_dtypes_refused(A):
         ops.bsr_spmm(A, np.ones((15, 2), np.float32))
 
 
+@pytest.mark.parametrize("make, message", [
+    (lambda A: A.toarray(), "expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got a dense numpy "
+                            "array of shape (20, 15); make it sparse with scipy.sparse.csr_matrix(a)"),
+    (lambda A: None, "is None; expected a scipy.sparse CSR matrix or a torch sparse CSR tensor"),
+    (lambda A: A.tocoo(), "expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got a scipy.sparse "
+                          "'coo' matrix; convert it with .tocsr()"),
+    (lambda A: A.data[:3], "expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got a dense numpy "
+                           "array of shape (3,); make it sparse with scipy.sparse.csr_matrix(a)"),
+    (lambda A: {"indptr": A.indptr}, "expected a scipy.sparse CSR matrix or a torch sparse CSR tensor, got dict"),
+], ids=["ndarray", "none", "coo", "vector", "dict"])
+def test_a_non_csr_A_gets_a_hint_that_fits_it(A, make, message):
+    assert spmm_error(make(A), np.ones((15, 2), np.float32)) == f"spmm: A: {message}"
+
+
+def spmm_error(A, X) -> str:
+    """The message of the ``ArgumentError`` that ``spmm(A, X)`` raises (no traceback kept: it
+    would keep the operands, and their cache entries, alive)."""
+    try:
+        ops.spmm(A, X)
+    except sparsetir.ArgumentError as err:
+        return str(err)
+    raise AssertionError("spmm accepted A")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch: sparse CSR is beta
+@pytest.mark.parametrize("make, got", [
+    (lambda t: t, "a dense torch tensor (layout torch.strided)"),
+    (lambda t: t.to_sparse(), "a torch sparse COO tensor (layout torch.sparse_coo)"),
+    (lambda t: t.to_sparse_csc(), "a torch sparse CSC tensor (layout torch.sparse_csc)"),
+], ids=["dense", "coo", "csc"])
+def test_a_torch_A_is_told_to_convert_with_to_sparse_csr(A, make, got):
+    torch = pytest.importorskip("torch")
+    dense = torch.from_numpy(A.toarray())
+    assert spmm_error(make(dense), torch.ones(15, 2)) == (
+        f"spmm: A: expected a torch sparse CSR tensor (layout torch.sparse_csr), got {got}; convert it with .to_sparse_csr()")
+    converted = make(dense).to_sparse_csr()  # the hint works
+    assert torch.allclose(ops.spmm(converted, torch.ones(15, 2)), dense @ torch.ones(15, 2), atol=1e-5)
+
+
 def test_segment_sum_bad_offsets():
     with pytest.raises(ValueError, match=r"segment_sum: offsets: ends at offsets\[2\]=3, expected the number of stored values 4"):
         ops.segment_sum(np.ones(4, np.float32), np.array([0, 2, 3]))
