@@ -10,7 +10,8 @@ pass record, the schedule snapshots. Its shape::
 A *view* is every stage as of one point of the schedule history (view 0: before any step, view
 k: after step k): the pane ids of stage I, II, III and of the generated code, and the passes the
 pipeline runs from there to stage III, each with its time and diff. A *step* is one step of the
-history: the primitive with its arguments as text, its stage, and the diff it made. Panes
+history: the primitive with its arguments as text, its stage, and the diffs it made (of the
+program at its stage, and of stage III and the generated code against the step before). Panes
 (``pane.Pane``) are stored once however many views show them, and a pane's lines are indices
 into one table of distinct highlighted lines.
 """
@@ -27,6 +28,7 @@ from ..schedule import History, Step
 from ..trace import code_listing, home_of, listing, record_passes, replay_snapshots
 from ..transforms import pipeline
 from .diff import diff_rows
+from .init_lines import init_lines, link_inits
 from .pane import Pane
 
 STAGE_NAMES = {1: "I", 2: "II", 3: "III"}
@@ -48,7 +50,7 @@ def build_document(func: Any, script: str, history: Optional[History] = None, *,
     """
     home = home_of(func)
     code = code or ("cuda" if is_gpu(as_target(target)) else "ll")
-    panes = _Panes(home)
+    panes = _Panes(home, init_lines(script))
     replay = replay_snapshots(func, history)
     name = pipeline.function_name(func)
     document = {
@@ -62,8 +64,8 @@ def build_document(func: Any, script: str, history: Optional[History] = None, *,
         "editable": editable,
         "script": panes.add(Pane.of_script(script) if script else Pane.missing("the script text is not available")),
         "script_text": script,
-        "views": _views(replay.snapshots, panes, target, code),
-        "steps": [_step(k, snap, replay.snapshots[k - 1], panes) for k, snap in enumerate(replay.snapshots) if k],
+        "views": (views := _views(replay.snapshots, panes, target, code)),
+        "steps": [_step(k, snap, replay.snapshots[k - 1], panes, views) for k, snap in enumerate(replay.snapshots) if k],
         "steps_note": note if note is not None else None if history is not None else NO_SCHEDULE,
         "steps_error": replay.error,
         "start_stage": STAGE_NAMES[replay.snapshots[0].stage] if replay.snapshots else None,
@@ -75,8 +77,9 @@ def build_document(func: Any, script: str, history: Optional[History] = None, *,
 class _Panes:
     """The panes of a document, each stored once, and the listing of each program computed once."""
 
-    def __init__(self, home: Optional[str]):
+    def __init__(self, home: Optional[str], inits: dict[int, frozenset[int]]):
         self.home = home
+        self.inits = inits  # the script's ``with T.init():`` lines (init_lines.py)
         self.ids: dict[tuple, str] = {}
         self.panes: dict[str, Pane] = {}
         self.programs: dict[int, tuple[Any, Pane]] = {}  # id(program) -> (program kept alive, pane)
@@ -97,7 +100,7 @@ class _Panes:
         """The pane of a program at stage I, II or III."""
         if id(program) not in self.programs:
             try:
-                pane = Pane.of_listing(listing(program), "python", self.home)
+                pane = link_inits(Pane.of_listing(listing(program), "python", self.home), self.inits)
             except SparseTIRError as err:  # a program a schedule made that its stage cannot print
                 pane = Pane.missing(f"Printing the program failed: {err}")
             self.programs[id(program)] = (program, pane)
@@ -136,7 +139,7 @@ def _views(snapshots: list, panes: _Panes, target: str, code: str) -> list[dict[
             stages[3] = records[-1].after
         first = snapshots[0].stage
         view = {f"stage{k}": panes.add(_stage_pane(panes, stages[k], k, first, error)) for k in (1, 2, 3)}
-        view["code"] = panes.add(_code_pane(stages[3], panes.home, target, code, error))
+        view["code"] = panes.add(link_inits(_code_pane(stages[3], panes.home, target, code, error), panes.inits))
         view["passes"] = passes
         view["error"] = error
         views.append(view)
@@ -161,7 +164,7 @@ def _code_pane(stage3: Any, home: Optional[str], target: str, fmt: str, error: O
     return Pane.of_listing(code_listing(text, fmt, home or ""), fmt, home)
 
 
-def _step(number: int, snapshot: Any, before: Any, panes: _Panes) -> dict[str, Any]:
+def _step(number: int, snapshot: Any, before: Any, panes: _Panes, views: list[dict[str, Any]]) -> dict[str, Any]:
     old, new = panes.program(before.program), panes.program(snapshot.program)
     return {
         "number": number,
@@ -169,7 +172,18 @@ def _step(number: int, snapshot: Any, before: Any, panes: _Panes) -> dict[str, A
         "text": step_text(snapshot.step),
         "stage": STAGE_NAMES[snapshot.stage],
         "diff": diff_rows(old, new, panes.line_id),
+        # what the step changed downstream: stage III and the generated code, against the step before
+        "stage3_diff": _view_diff(panes, views[number - 1]["stage3"], views[number]["stage3"]),
+        "code_diff": _view_diff(panes, views[number - 1]["code"], views[number]["code"]),
     }
+
+
+def _view_diff(panes: _Panes, before: str, after: str) -> Optional[list[list[Any]]]:
+    """The diff of two panes by id; ``None`` when either has no program (lowering failed)."""
+    old, new = panes.panes[before], panes.panes[after]
+    if old.note is not None or new.note is not None:
+        return None
+    return diff_rows(old, new, panes.line_id)
 
 
 def step_text(step: Step) -> str:

@@ -49,7 +49,7 @@ def test_lines_are_linked_to_the_script(document):
     assert _origins(document, view["stage3"], "c[vi, vk] = c[vi, vk] +") == [update]
     assert _origins(document, view["stage2"], 'T.sblock("csr_spmm1")') == [header, update]
     code = document["panes"][view["code"]]
-    assert {n for o in code["origins"] for n in o} == {init, update}
+    assert {n for o in code["origins"] for n in o} == {init, update, line_of("with T.init()")}
     script = document["panes"][document["script"]]
     assert script["origins"][update - 1] == [update]
 
@@ -156,3 +156,25 @@ def test_an_edited_script_shows_the_function_of_that_name_else_its_only_or_first
     assert pick_function({"a": 1, "b": 2}, "b") == ("b", None)
     assert pick_function({"a": 1, "b": 2}, None) == ("a", None)
     assert pick_function({"a": 1, "b": 2}, "c") == ("a", "the script has no function 'c' any more: showing 'a', its first")
+
+
+def test_with_t_init_links_to_the_init_block_and_its_store(document):
+    view = document["views"][0]
+    init, store, update = line_of("with T.init()"), line_of("T.float32(0)"), line_of("C[i, k] = C[i, k] +")
+    iteration = line_of("T.sp_iter")
+    assert _origins(document, view["stage1"], "with T.init():") == [iteration, init]
+    assert _origins(document, view["stage2"], "with T.init():") == [iteration, init]
+    assert _origins(document, view["stage2"], "C[vi, vk] = T.float32(0)") == [init, store]
+    assert _origins(document, view["stage3"], 'T.sblock("csr_spmm1_init")') == [iteration, init, store]
+    assert _origins(document, view["stage3"], "c[vi, vk] = T.float32(0.0)") == [init, store]
+    assert _origins(document, view["stage3"], "c[vi, vk] = c[vi, vk] +") == [update]  # the update is no init
+    code = document["panes"][view["code"]]
+    assert {n for o in code["origins"] for n in o} == {init, store, update}
+
+
+def test_a_step_diffs_stage_iii_and_the_generated_code_against_the_step_before(document):
+    lower, split = document["steps"][0], document["steps"][1]
+    assert lower["primitive"] == "lower_sparse_iter" and lower["code_diff"] == [] and lower["stage3_diff"] == []
+    ops = {op for op, _, _ in split["code_diff"]}
+    assert ops == {"@", " ", "+", "-"}
+    assert any("k_1" in document["lines"][line] for op, line, _ in split["stage3_diff"] if op == "+")
