@@ -7,13 +7,14 @@ so that int32 data cannot overflow (``a[1:] < a[:-1]``, never ``np.diff``).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..errors import ArgumentError
 from .constraints import Constraint, Count, IndicesConstraint, IndptrConstraint, LastOf
-from .native_checks import indptr_valid
+from . import native_checks
+from .native_checks import indptr_valid, range_limit
 from .sizes import Env, compile_size, size_text
 
 Arrays = Mapping[str, np.ndarray]
@@ -76,6 +77,42 @@ def quick_check(c: Constraint) -> Callable[[Arrays, Env], bool]:
         return idx.ndim == 1 and idx.size == positions and (positions == 0 or _in_range(idx, length_of(env)))
 
     return indices_hold
+
+
+def content_plan(constraints: Sequence[Constraint], arrays: Arrays, env: Env) -> Optional[native_checks.Plan]:
+    """The checks of ``constraints`` on these very arrays and sizes as one compiled call, for a
+    later call with the same arrays whose contents may have changed; None where a size depends
+    on an array's contents (a count given by another array's last entry) or the checks are not
+    compiled. ``arrays`` must be the call's NumPy arrays (the plan keeps their addresses)."""
+    entries = []
+    for c in constraints:
+        counts = c.rows if isinstance(c, IndptrConstraint) else c.positions
+        if any(isinstance(f, LastOf) for f in counts):
+            return None
+        array = arrays[c.array]
+        if array.ndim != 1:
+            return None
+        if isinstance(c, IndptrConstraint):
+            rows = count_value(c.rows, arrays, env)
+            nnz = compile_size(c.nnz)(env) if c.nnz is not None else -1
+            limit = compile_size(c.max_row_length)(env) if c.max_row_length is not None and rows else -1
+            if array.size != rows + 1:
+                return None
+            entries.append((native_checks.INDPTR, array, rows, nnz, limit, None))
+            continue
+        positions = count_value(c.positions, arrays, env)
+        if array.size != positions:
+            return None
+        length = compile_size(c.length)(env)
+        entries.append((native_checks.RANGE, array, positions, range_limit(array.dtype, length), 0, None))
+        if c.sorted and c.row_indptr is not None:
+            ptr = arrays[c.row_indptr]
+            if ptr.ndim != 1 or ptr.size < 1:
+                return None
+            entries.append((native_checks.SORTED_ROWS, array, positions, ptr.size - 1, 0, ptr))
+        elif c.sorted:
+            entries.append((native_checks.SORTED_WIDTH, array, positions, compile_size(c.row_width)(env), 0, None))
+    return native_checks.plan(entries)
 
 
 def count_text(count: Count) -> str:
@@ -152,8 +189,9 @@ def _in_range(idx: np.ndarray, length: int) -> bool:
     viewed as unsigned (a negative entry becomes one of the largest), where min and max take two."""
     kind = idx.dtype.kind
     if kind in "iu" and idx.dtype.isnative and idx.flags.c_contiguous and length > 0:
-        unsigned = idx.view(f"u{idx.dtype.itemsize}") if kind == "i" else idx
-        return int(unsigned.max()) < length
+        if kind == "u":
+            return int(idx.max()) < length
+        return int(idx.view(f"u{idx.dtype.itemsize}").max()) < range_limit(idx.dtype, length)
     return not (idx.min() < 0 or idx.max() >= length)
 
 

@@ -20,7 +20,11 @@ from .arrays import ArrayInfo, inspect_array, is_array
 from .constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf
 from .signature import BufferParam, ScalarParam, Signature
 from .sizes import compile_size, size_names, size_text
-from .structure import check_indices, check_indptr, quick_check
+from .structure import check_indices, check_indptr, content_plan, quick_check
+
+#: Whether a NumPy array object's data address is fixed for its life (NumPy 2 refuses to set
+#: ``.data``), which lets a compiled plan of checks keep the addresses of the arrays it checks.
+_FIXED_ADDRESSES = int(np.__version__.split(".")[0]) >= 2
 
 
 class CallValidator:
@@ -54,6 +58,12 @@ class CallValidator:
         self._positions = {p.name: i for i, p, _, _ in self._buffers}
         self._last: Optional[tuple] = None  # ``_snapshot`` of the last call the fast path checked whole
         self._quick = [(c, quick_check(c)) for c in self.constraints]
+        self._structure_positions = [self._positions[name] for name in self.structure_arrays] \
+            if all(name in self._positions for name in self.structure_arrays) else None
+        # The structure arrays of recent calls (``_structure_key``), and the compiled plan of
+        # their checks once a call has repeated them.
+        self._seen_structure: Optional[tuple] = None
+        self._plan: Any = None
 
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Check ``values`` (one per parameter); return what to pass to the compiled function."""
@@ -94,6 +104,8 @@ class CallValidator:
         """Only the structure constraints, on a call's arguments that were checked otherwise
         already (by a validator of the same signature): a variant of a kernel may need more of
         them than the script (sorted coordinates a parallel loop relies on)."""
+        if self._fast and self._fast_path(values) is not None:
+            return  # plain numpy arguments: checked as a call (from the second on, by a plan)
         env: dict[str, int] = {p.name: int(values[i]) for i, p, bounds in self._scalars if bounds is not None}
         for array, dim, var in self._dim_bindings:
             env.setdefault(var, int(inspect_array(values[self._positions[array]]).shape[dim]))
@@ -115,7 +127,7 @@ class CallValidator:
         look at the arrays' contents: those may have changed in place."""
         same = self._same_as_last(values)
         if same is not None:
-            self._check_contents(values, same)
+            self._contents(values, same, known=True)
             return list(values)
         env: dict[str, int] = {}
         for i, name, lo, hi, is_size in self._fast_scalars:
@@ -143,9 +155,37 @@ class CallValidator:
                 for j, _, _, _, _ in self._fast_buffers:
                     if j != i and np.may_share_memory(out, values[j]):
                         return None
-        self._check_contents(values, env)
+        self._contents(values, env)
         self._last = self._snapshot(values, env)
         return list(values)
+
+    def _contents(self, values: Sequence[Any], env: dict[str, int], known: bool = False) -> None:
+        """The structure checks on a fast-path call's numpy arrays: by the compiled plan of the
+        last calls' checks when this call has their structure arrays and sizes (a model's loop;
+        ``known``: the caller found the call's arrays to be the last call's), else each
+        constraint's quick check."""
+        if self._structure_positions is None or not _FIXED_ADDRESSES:
+            self._check_contents(values, env)
+            return
+        seen = self._seen_structure
+        if seen is not None and (known or _same_structure(seen, env, values, self._structure_positions)):
+            plan = self._plan
+            if plan is None:
+                hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
+                plan = self._plan = content_plan(self.constraints, hosts, env) or False
+            if plan is not False and plan.first_failing() < 0:
+                return
+            self._check_contents(values, env)
+            return
+        self._check_contents(values, env)
+        # Checked whole: remember these arrays, for a plan if the next call repeats them.
+        self._seen_structure, self._plan = self._structure_key(values, env), None
+
+    def _structure_key(self, values: Sequence[Any], env: dict[str, int]) -> tuple:
+        """What identifies a call's structure arrays and sizes for ``_same_structure``."""
+        arrays = tuple((weakref.ref(values[i]), values[i].shape, values[i].strides, values[i].dtype)
+                       for i in self._structure_positions)
+        return arrays, env
 
     def _check_contents(self, values: Sequence[Any], env: dict[str, int]) -> None:
         """The structure checks on numpy arrays: each constraint's quick check, and where that
@@ -243,6 +283,19 @@ class CallValidator:
                 raise LoweringError(
                     f"{where} uses {', '.join(sorted(missing))}, which no integer argument provides"
                 )
+
+
+def _same_structure(seen: tuple, env: dict[str, int], values: Sequence[Any], positions: Sequence[int]) -> bool:
+    """Whether a call's structure arrays are the very objects ``seen`` (``_structure_key``)
+    had, unchanged in shape, strides and dtype, and its sizes ``env`` the same."""
+    arrays, seen_env = seen
+    if env != seen_env:
+        return False
+    for (ref, shape, strides, dtype), i in zip(arrays, positions):
+        a = values[i]
+        if ref() is not a or a.shape != shape or a.strides != strides or a.dtype is not dtype:
+            return False
+    return True
 
 
 def _numpy_dtype(name: str) -> Optional[np.dtype]:

@@ -1,0 +1,95 @@
+"""A kernel called again with the same index arrays still sees what was edited in them in place.
+
+From the second call with the same structure arrays on, their checks run as one compiled plan
+(``native_checks.Plan``); these tests edit the arrays in place between calls, as a careless
+user (or a bug) would, and expect the same errors, naming the same positions, as a first call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsetir.errors import ArgumentError
+from sparsetir.runtime import build_stage3, constraints_from_axes
+from sparsetir.runtime.native_checks import Plan
+from sparsetir.runtime.structure import _in_range
+from malformed import CASES, base_arguments
+from matrices import csrmm_arguments, expected_product, random_csr
+from stage3_kernels import csr_axes, csrmm
+
+#: The malformed cases that change an index array's contents but not its shape or dtype.
+IN_PLACE = [c for c in CASES if c.id in ("indptr-decreasing", "indptr-end", "indptr-start", "index-too-big",
+                                         "index-negative")]
+
+
+def _changed_array(case) -> tuple[str, np.ndarray, list[str]]:
+    base = base_arguments()
+    _, kwargs, expected = case.make(base)
+    (name,) = [k for k in ("indptr", "indices") if not np.array_equal(kwargs[k], base[k])]
+    return name, kwargs[name], expected
+
+
+@pytest.mark.parametrize("fresh_dense", [False, True], ids=["same-arrays", "new-dense-operand"])
+@pytest.mark.parametrize("case", IN_PLACE, ids=[c.id for c in IN_PLACE])
+def test_an_index_array_edited_in_place_is_caught(csr_kernel, case, fresh_dense):
+    args = base_arguments()
+    for _ in range(3):  # the second call builds the plan, the third runs it
+        if fresh_dense:
+            args["b"] = args["b"].copy()
+        csr_kernel(**args)
+    np.testing.assert_allclose(args["c"], expected_product(args), rtol=1e-5, atol=1e-5)
+    assert isinstance(csr_kernel._validator._plan, Plan)  # the path under test
+    name, broken, expected = _changed_array(case)
+    saved = args[name].copy()
+    args[name][:] = broken  # in place: the very array object of the last calls
+    if fresh_dense:
+        args["b"] = args["b"].copy()
+    with pytest.raises(ArgumentError) as info:
+        csr_kernel(**args)
+    for part in expected:
+        assert part in str(info.value)
+    args[name][:] = saved
+    args["c"][:] = np.nan
+    csr_kernel(**args)  # repaired: accepted again, with the right answer
+    np.testing.assert_allclose(args["c"], expected_product(args), rtol=1e-5, atol=1e-5)
+
+
+def test_sorted_rows_edited_in_place_are_caught():
+    kernel = build_stage3(csrmm, constraints_from_axes(csr_axes(), {"J"}))
+    args = csrmm_arguments(random_csr(30, 25, 0.3, seed=21), feat=3)
+    for _ in range(3):
+        kernel(**args)
+    row = int(np.flatnonzero(np.diff(args["indptr"]) >= 2)[-1])
+    k = int(args["indptr"][row]) + 1
+    saved = args["indices"].copy()
+    args["indices"][k] = args["indices"][k - 1]
+    with pytest.raises(ArgumentError) as info:
+        kernel(**args)
+    assert str(info.value) == (
+        f"argument 'indices': not strictly increasing within row {row} at position {k} "
+        f"(indices[{k - 1}]={args['indices'][k - 1]} >= indices[{k}]={args['indices'][k]}); axis J must be sorted"
+    )
+    args["indices"][:] = saved
+    kernel(**args)
+    np.testing.assert_allclose(args["c"], expected_product(args), rtol=1e-5, atol=1e-5)
+
+
+def test_new_index_arrays_are_checked_whole(csr_kernel):
+    """A call with other index arrays than the last (equal shapes and sizes) does not reuse the
+    last arrays' plan: its own arrays are checked."""
+    args = base_arguments()
+    for _ in range(3):
+        csr_kernel(**args)
+    name, broken, expected = _changed_array(next(c for c in IN_PLACE if c.id == "index-too-big"))
+    with pytest.raises(ArgumentError) as info:
+        csr_kernel(**{**args, name: broken})
+    assert expected[0] in str(info.value)
+
+
+def test_range_check_of_int32_coordinates_against_a_huge_length():
+    """Viewed unsigned, -1 is 2**32 - 1: a length past 2**31 must not let it through."""
+    idx = np.array([0, 5, -1], np.int32)
+    assert not _in_range(idx, 2**33)
+    assert _in_range(np.array([0, 5, 2**31 - 1], np.int32), 2**33)
+    assert not _in_range(np.array([3, -(2**62)], np.int64), 2**63 - 1)
