@@ -6,6 +6,7 @@ The parser accepts exactly what these tables list (plus the statement forms in
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from .._tvm import tirx
@@ -88,9 +89,37 @@ HANDLE = "handle"
 SCALAR_PARAM_DTYPES = VALUE_DTYPES
 
 
+# Stage-II constructs (stage2_parser.py), besides the header's and the expressions' above: buffer
+# parameters and allocations, blocks and what opens them, loops, and integer division.
+STAGE2_CONSTRUCTS = (
+    "Buffer", "alloc_buffer", "sblock_alloc_buffer", "match_buffer",
+    "sblock", "block", "init", "axis", "where", "reads", "writes", "sblock_attr", "block_attr",
+    "serial", "parallel", "vectorized", "unroll", "thread_binding", "grid",
+    "truncdiv", "truncmod",
+)
+
+# Names a newcomer may reach for (SparseTIR's original ``T.iter``, the docs' "sparse iteration"),
+# suggested as the construct they mean when a script uses a name that is none.
+OTHER_SPELLINGS = {"iter": "sp_iter", "iteration": "sp_iter"}
+
+
 def all_constructs() -> list[str]:
-    """Every ``T.<name>`` the language accepts, sorted."""
+    """Every ``T.<name>`` the language accepts at stage I, sorted."""
     names = set(AXIS_CONSTRUCTS + BUFFER_CONSTRUCTS + STATEMENT_CONSTRUCTS + SCOPE_CONSTRUCTS)
     names |= set(ITER_AXIS_CONSTRUCTS + EXPR_CONSTRUCTS + VALUE_DTYPES)
     names |= set(UNARY_MATH) | set(BINARY_MATH) | {"prim_func", HANDLE}
     return sorted(names)
+
+
+def known_constructs() -> frozenset[str]:
+    """Every ``T.<name>`` of the language, at stage I or II: a script naming anything else has
+    misspelled a construct."""
+    return frozenset(all_constructs()) | frozenset(STAGE2_CONSTRUCTS)
+
+
+def unknown_construct(alias: str, name: str) -> str:
+    """The message for ``alias.name``, which is no construct: it names the closest one, if any."""
+    meant = {known: known for known in known_constructs()} | OTHER_SPELLINGS
+    close = difflib.get_close_matches(name, sorted(meant), n=1)
+    hint = f"; did you mean '{alias}.{meant[close[0]]}'?" if close else ""
+    return f"unknown construct '{alias}.{name}'{hint}"

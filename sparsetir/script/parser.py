@@ -148,6 +148,7 @@ class FunctionParser:
         """The whole function: signature, header and body; a ``Stage2Function`` when its
         ``T.func_attr`` says ``"sparse_tir_level": 1``, else a stage-I ``SparseFunction``."""
         self._check_decorators(node)
+        self._check_constructs(node)
         if self.stage_of(node) == STAGE_II_LEVEL:
             from .stage2_parser import Stage2Reader
 
@@ -172,6 +173,18 @@ class FunctionParser:
             else:
                 body.extend(self._statement(stmt, in_iteration=False))
         return SparseFunction(node.name, params, attrs, axes, buffers, body, self.source.span(node))
+
+    def _check_constructs(self, node: ast.FunctionDef) -> None:
+        """Every ``T.<name>`` in the function is a construct of the language, checked before
+        anything is read, at stage I and II alike: a misspelled declaration would otherwise be
+        read as some other statement (``L = T.dense_fixd(m)`` as an assignment to a name) and
+        refused for that. The first one in the text is reported, with the closest construct."""
+        known = C.known_constructs()
+        unknown = [n for n in ast.walk(node)
+                   if isinstance(n, ast.Attribute) and _is_alias(n.value, self.alias) and n.attr not in known]
+        if unknown:
+            first = min(unknown, key=lambda n: (n.lineno, n.col_offset))
+            self.source.fail(first, C.unknown_construct(self.alias, first.attr), ScriptSyntaxError)
 
     def _check_decorators(self, node: ast.FunctionDef) -> None:
         for deco in node.decorator_list:
@@ -442,8 +455,8 @@ class FunctionParser:
             self.source.fail(stmt, f"T.{name}() is a scope: write 'with T.{name}(...):'", ScriptSyntaxError)
         if name in C.AXIS_CONSTRUCTS + C.BUFFER_CONSTRUCTS:
             self.source.fail(stmt, f"the result of T.{name} must be assigned to a name", ScriptSyntaxError)
-        known = name in C.all_constructs()
-        hint = "is not a statement" if known else "is not a construct of the language"
+        # Unknown names never get here (_check_constructs); a stage-II construct may.
+        hint = "is not a statement" if name in C.all_constructs() else "is not a construct of stage-I scripts"
         self.source.fail(call.func, f"T.{name} {hint}", ScriptSyntaxError)
 
     def _store(self, stmt: ast.Assign | ast.AugAssign) -> Any:

@@ -51,12 +51,50 @@ def case(name: str, text: str, message: str, line: int, col: int):
 CASES = [
     # --- unknown constructs and wrong arity ---------------------------------------------------
     case("unknown-statement-construct", """
-    T.foo(1)
-""", "T.foo is not a construct of the language", L1, 5),
+    T.frobnicate(1)
+""", "unknown construct 'T.frobnicate'", L1, 5),
     case("unknown-expression-construct", """
     with T.sp_iter([I], "S", "s") as [i]:
         B[i] = T.bar(x)
-""", "T.bar is not an expression construct", L1 + 1, 16),
+""", "unknown construct 'T.bar'", L1 + 1, 16),
+    case("stage2-construct-as-stage1-statement", """
+    T.reads(x)
+""", "T.reads is not a construct of stage-I scripts", L1, 5),
+    case("statement-construct-in-expression", """
+    with T.sp_iter([I], "S", "s") as [i]:
+        B[i] = T.func_attr(x)
+""", "T.func_attr is not an expression construct", L1 + 1, 16),
+    # --- misspelled constructs: the closest one is named --------------------------------------
+    case("misspelled-axis", """
+    L = T.sparse_variabel(I, (n, nnz), (indptr, indices))
+""", "unknown construct 'T.sparse_variabel'; did you mean 'T.sparse_variable'?", L1, 9),
+    case("misspelled-dense-axis", """
+    L = T.dense_fixd(m)
+""", "unknown construct 'T.dense_fixd'; did you mean 'T.dense_fixed'?", L1, 9),
+    case("misspelled-buffer", """
+    D = T.match_sparse_bufer(b, (I,), "float32")
+""", "unknown construct 'T.match_sparse_bufer'; did you mean 'T.match_sparse_buffer'?", L1, 9),
+    case("misspelled-iteration", """
+    with T.iterationn([I], "S", "s") as [i]:
+        B[i] = x
+""", "unknown construct 'T.iterationn'; did you mean 'T.sp_iter'?", L1, 10),
+    case("original-sparsetir-iter", """
+    with T.iter([I], "S", "s") as [i]:
+        B[i] = x
+""", "unknown construct 'T.iter'; did you mean 'T.sp_iter'?", L1, 10),
+    case("misspelled-in-expression", """
+    with T.sp_iter([I], "S", "s") as [i]:
+        B[i] = T.exq(x)
+""", "unknown construct 'T.exq'; did you mean 'T.exp'?", L1 + 1, 16),
+    case("construct-as-value", """
+    with T.sp_iter([I], "S", "s") as [i]:
+        B[i] = T.float32
+""", "T.float32 is not a value", L1 + 1, 16),
+    case("first-of-two-misspellings", """
+    L = T.dense_fixd(m)
+    with T.sp_itr([I], "S", "s") as [i]:
+        B[i] = x
+""", "unknown construct 'T.dense_fixd'", L1, 9),
     case("expression-construct-as-statement", """
     T.exp(x)
 """, "T.exp is not a statement", L1, 5),
@@ -182,9 +220,15 @@ def f(m: T.int32, m: T.int32) -> None:
     case("unknown-parameter-type", """
 from sparsetir.script import tir as T
 @T.prim_func
-def f(m: T.int32, q: T.float8) -> None:
+def f(m: T.int32, q: T.exp) -> None:
     T.evaluate(0)
 """, "parameter 'q' has an unknown type", 3, 22),
+    case("misspelled-parameter-type", """
+from sparsetir.script import tir as T
+@T.prim_func
+def f(m: T.int32, q: T.float8) -> None:
+    T.evaluate(0)
+""", "unknown construct 'T.float8'; did you mean 'T.float64'?", 3, 22),
     case("parameter-without-type", """
 from sparsetir.script import tir as T
 @T.prim_func
