@@ -317,6 +317,37 @@ def test_speedups_and_summary():
     assert lines[1].endswith("2.00x") and lines[2].endswith("0.50x")
 
 
+@pytest.mark.parametrize("speedups", [(1.3, 2.1), (0.9, 1.1), (0.02, 40.0)], ids=["modest", "near-1", "wide"])
+def test_the_plot_labels_its_speedup_axes(tmp_path, speedups):
+    """A log axis labels only powers of ten by default: speedups between 0.5x and 5x got one label."""
+    pytest.importorskip("matplotlib")
+    from matplotlib import pyplot
+
+    def row(kernel, width, speedup):
+        timings = {"sparsetir": _timing(1.0), "scipy": _timing(speedup), "torch": _timing(speedup * 1.1)}
+        return report.Row("cora", "cora.npz", (4, 4), 8, kernel, width, 1_000_000, timings)
+
+    rows = [row(kernel, width, s) for kernel in ("spmm", "sddmm") for width, s in zip((32, 128), speedups)]
+    figure = report.speedup_figure(rows)
+    try:
+        figure.savefig(tmp_path / report.PLOT_NAME)  # drawn as written: its ticks are final
+        assert len(figure.axes) == 2
+        for axis in figure.axes:
+            low, high = axis.get_ylim()
+            labels = [label.get_text() for at, label in zip(axis.get_yticks(), axis.get_yticklabels())
+                      if low <= at <= high and label.get_text()]
+            assert len(labels) >= 3, (axis.get_title(), labels)
+            assert "1x" in labels and all(label.endswith("x") for label in labels)
+    finally:
+        pyplot.close(figure)
+
+
+def test_log_ticks_take_the_densest_series_that_fits():
+    assert report.log_ticks(0.667, 1.5) == [0.7, 1.0, 1.5]
+    assert report.log_ticks(0.1, 30) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+    assert report.log_ticks(0.01, 1000) == [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+
+
 def test_long_errors_are_shortened_on_stderr_and_whole_in_json(tmp_path, capsys):
     long_message = "\n".join(f"line {i}" for i in range(50))
 

@@ -291,6 +291,15 @@ def write_json(path: Path, environment: dict, settings: dict, notes: list[str],
 
 def write_plot(path: Path, rows: Sequence[Row]) -> None:
     """Plot sparsetir's speedup over each peer, per kernel, matrix and width, to ``path``."""
+    from matplotlib import pyplot
+
+    figure = speedup_figure(rows)
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+
+
+def speedup_figure(rows: Sequence[Row]) -> Any:
+    """The matplotlib figure of ``write_plot``: one axis of ratio bars per kernel."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -314,8 +323,7 @@ def write_plot(path: Path, rows: Sequence[Row]) -> None:
         axis.set_ylabel("above 1x: sparsetir is faster", fontsize="small")
         axis.legend(loc="best", fontsize="small")
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
+    return figure
 
 
 def ratio_bars(axis: Any, series: dict[str, Sequence[Optional[float]]]) -> None:
@@ -332,9 +340,28 @@ def ratio_bars(axis: Any, series: dict[str, Sequence[Optional[float]]]) -> None:
         shown += [y for y in ys if not math.isnan(y)]
     axis.axhline(1.0, color="black", linewidth=1)
     axis.set_yscale("log")
-    axis.set_ylim(min(shown) / 1.5, max(shown) * 1.5)
-    axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    low, high = min(shown) / 1.5, max(shown) * 1.5
+    axis.set_ylim(low, high)
+    # A log axis labels only powers of ten by default: one label ("1x") for speedups between 0.5
+    # and 5. These ticks label the whole range, the densest series that fits.
+    axis.yaxis.set_major_locator(ticker.FixedLocator(log_ticks(low, high)))
+    axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}x"))
     axis.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+# Tick values per decade of a log axis, densest first.
+_LOG_TICK_SERIES = ((1.0, 1.5, 2.0, 3.0, 5.0, 7.0), (1.0, 2.0, 5.0), (1.0, 3.0), (1.0,))
+
+
+def log_ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Round values between ``low`` and ``high`` (> 0) for a log axis: the densest series of
+    ``_LOG_TICK_SERIES`` that gives at most ``most`` ticks (powers of ten when none does)."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    for series in _LOG_TICK_SERIES:
+        ticks = [round(s * 10.0**d, 12) for d in decades for s in series if low <= s * 10.0**d <= high]
+        if len(ticks) <= most:
+            break
+    return ticks
 
 
 def geomean(values: Sequence[float]) -> float:
