@@ -116,13 +116,15 @@ def _always_zero(expr: Expr) -> bool:
     return isinstance(folded, tirx.IntImm) and int(folded.value) == 0
 
 
-def constant_value(expr: Expr) -> Any:
+def constant_value(expr: Expr, memo: Memo | None = None) -> Any:
     """The value of ``expr`` when it is a constant expression (no variables, loads or calls) that
     TVM's simplifier folds to a number, as a build will; None otherwise. Parse-time checks use
-    it to refuse, with a location, what would otherwise fail only inside the build."""
+    it to refuse, with a location, what would otherwise fail only inside the build. ``memo``
+    (kept by the caller across calls) remembers which operands are constant, so asking about
+    each operation of a long chain in turn costs each node one visit, not one per ancestor."""
     if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
         return expr.value
-    if not _fold(expr, lambda node, below: int(isinstance(node, _FOLDED) and all(below))):
+    if not _fold(expr, lambda node, below: int(isinstance(node, _FOLDED) and all(below)), memo):
         return None
     try:
         folded = tvm.sym.Analyzer().simplify(expr)
@@ -137,10 +139,15 @@ def _children(node: Any) -> list[Any]:
     return out + [c for c in getattr(node, "args", []) if isinstance(c, Expr)]
 
 
-def _fold(expr: Any, combine: Callable[[Any, list[int]], int]) -> int:
+#: Values of ``_fold`` by node handle, each with its node (kept alive, so the handle stays its own).
+Memo = dict[int, tuple[Any, int]]
+
+
+def _fold(expr: Any, combine: Callable[[Any, list[int]], int], memo: Memo | None = None) -> int:
     """``combine(node, values of its operands)`` bottom-up over an expression, visiting each
-    distinct node once (operands shared by several parents are computed once)."""
-    values: dict[int, int] = {}
+    distinct node once (operands shared by several parents are computed once); a ``memo`` given
+    by the caller, always with the same ``combine``, carries the values over to later calls."""
+    values: Memo = {} if memo is None else memo
     stack: list[tuple[Any, bool]] = [(expr, False)]
     while stack:
         node, done = stack.pop()
@@ -152,8 +159,8 @@ def _fold(expr: Any, combine: Callable[[Any, list[int]], int]) -> int:
             stack.append((node, True))
             stack.extend((c, False) for c in children)
             continue
-        values[key] = combine(node, [values[c.__chandle__()] for c in children])
-    return values[expr.__chandle__()]
+        values[key] = (node, combine(node, [values[c.__chandle__()][1] for c in children]))
+    return values[expr.__chandle__()][1]
 
 
 def _cast_depth(expr: Any) -> int:
@@ -242,6 +249,7 @@ class ExprParser:
         self.alias = alias
         self.lookup = lookup
         self._depth = 0  # nesting depth of the node being read, for evaluations started inside one
+        self._constants: Memo = {}  # which expressions built so far are constant (constant_value)
 
     # --- entry points -----------------------------------------------------------------------
 
@@ -397,7 +405,7 @@ class ExprParser:
         if dtype == "bool":
             self.source.fail(node, f"'{symbol}' is not defined on bool operands", VerifyError)
         if is_int_dtype(dtype) and op in _EXACT:
-            x, y = constant_value(a), constant_value(b)
+            x, y = constant_value(a, self._constants), constant_value(b, self._constants)
             if x is not None and y is not None:
                 exact, (low, high) = _EXACT[op](int(x), int(y)), int_range(dtype)
                 if not low <= exact <= high:
@@ -624,7 +632,7 @@ class ExprParser:
         """A constant cast to an integer type must be representable there: the build folds it and
         fails (NaN, infinity, out of range), and a compiled float-to-int conversion of such a value
         is undefined."""
-        value = constant_value(expr)
+        value = constant_value(expr, self._constants)
         if value is None or isinstance(value, bool) or dtype_of(expr) == "bool":
             return
         if isinstance(value, float) and not math.isfinite(value):
