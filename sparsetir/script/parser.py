@@ -8,7 +8,6 @@ dtype strings). Every construct builds its IR node directly, with the span of it
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Any, Mapping, Optional
 
 from .._tvm import Expr, Var, tirx
@@ -656,16 +655,18 @@ def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captu
     """One function definition to IR, verified."""
     from ..ir.verifier import verify
 
-    func = FunctionParser(source, alias, captures).function(node)
-    if not isinstance(func, SparseFunction):
-        return func  # stage II: checked while it was read, and by TVM's well-formedness check
     try:
+        func = FunctionParser(source, alias, captures).function(node)
+        if not isinstance(func, SparseFunction):
+            return func  # stage II: checked while it was read, and by TVM's well-formedness check
         verify(func)
     except ScriptError as err:
         if err.source_line is None and err.line is not None and err.filename == source.filename:
             err.source_line = source._line_text(err.line - source.line_offset)
             err.args = (err.render(),)
         raise
+    except RecursionError as err:  # every way in (parse, @T.prim_func, specialize) comes through here
+        raise source.too_deep(node, err) from err
     return func
 
 
@@ -722,7 +723,8 @@ def _original(func: SparseFunction) -> Optional[tuple[Source, ast.FunctionDef]]:
                  and stmt.lineno <= int(span.line) <= (stmt.end_lineno or stmt.lineno)]
         if len(nodes) != 1 or _decorator_alias(nodes[0]) is None:
             return None
-        again = parse_function_node(source, copy.deepcopy(nodes[0]), _decorator_alias(nodes[0]), {})
+        # reading leaves the tree as it is, so no copy (copy.deepcopy recurses per level of a deep expression)
+        again = parse_function_node(source, nodes[0], _decorator_alias(nodes[0]), {})
     except ScriptError:
         return None
     return (source, nodes[0]) if structural_equal(again, func) else None

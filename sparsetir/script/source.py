@@ -1,4 +1,13 @@
-"""Script source text and the mapping from ``ast`` positions to file locations and spans."""
+"""Script source text and the mapping from ``ast`` positions to file locations and spans.
+
+``Source.parse`` is the one door from text to syntax tree. Past it, the tree is known to nest no
+deeper than ``MAX_SYNTAX_DEPTH`` levels in any expression (Python's own indentation limit bounds
+the statements), so no step that reads it can be sent arbitrarily deep. Those steps walk
+expressions without recursion (an explicit stack, ``ast.walk``, ``same_syntax``); if Python's
+recursion limit is reached all the same (statements do recurse, at most about 100 levels as Python
+indents them, and a caller may already be deep in its own stack), ``Source.too_deep`` turns that
+into a located error too.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +15,22 @@ import ast
 import functools
 import io
 import re
+import sys
 import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import NoReturn, Optional
+from typing import Any, Iterator, NoReturn, Optional
 
 from .._tvm import SourceName, Span
 from ..errors import ScriptError, ScriptSyntaxError, VerifyError
 
+#: How many levels of syntax one expression may nest (``a + b + c`` is three: two additions and
+#: a name; brackets add none, ``A[i, j]`` adds the subscript and its tuple). It is checked over the
+#: whole tree before anything reads it. Far above what the printers write (about 20) and what
+#: ``expr_parser.MAX_EXPR_DEPTH`` admits (1,000 operations, plus at most 200 levels of the tuples
+#: in nested subscripts, as Python nests brackets at most 200 deep), and far below Python's own
+#: parser's limit (about 3,000).
+MAX_SYNTAX_DEPTH = 1500
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LAYOUT_TOKENS = (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
@@ -58,19 +75,33 @@ class Source:
             raise self._located(message, line, col) from err
         except ValueError as err:  # older Pythons: a NUL character is a ValueError
             raise self._located(f"invalid Python source: {err}", *self._nul_position()) from err
-        self._check_strings(tree)
+        self._check_tree(tree)
         return tree
 
-    def _check_strings(self, tree: ast.Module) -> None:
-        """Every string literal must be text that UTF-8 can encode, as TVM stores strings: an
-        escape such as ``"\\ud800"`` (a lone surrogate) is refused here, at its location."""
-        for node in ast.walk(tree):
+    def _check_tree(self, tree: ast.Module) -> None:
+        """One pass over the tree, in source order, before anything reads it: no expression nests
+        deeper than ``MAX_SYNTAX_DEPTH`` (refused at the first node past it), and every string
+        literal is text that UTF-8 can encode, as TVM stores strings (an escape such as
+        ``"\\ud800"``, a lone surrogate, is refused at its location)."""
+        for node, depth in _nodes_with_depth(tree):
+            if depth > MAX_SYNTAX_DEPTH:
+                raise self.error(node, f"expression nested deeper than {MAX_SYNTAX_DEPTH} levels; split it "
+                                       "(e.g. accumulate a long sum in several stores)", ScriptSyntaxError)
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 try:
                     node.value.encode("utf-8")
                 except UnicodeEncodeError as err:
                     raise self.error(node, f"this string holds a lone surrogate ({node.value[err.start]!r}), "
                                            "which is not text; TVM stores strings as UTF-8", VerifyError) from err
+
+    def too_deep(self, node: ast.AST, err: RecursionError) -> ScriptSyntaxError:
+        """The located error for Python's recursion limit reached while reading ``node`` (a
+        function definition): it points at the most deeply nested part of it, statements and
+        expressions counted together, which is what to simplify. Reading is meant never to
+        recurse that far; this backstop keeps such a failure a located error all the same."""
+        deepest, depth = _deepest(node)
+        return self.error(deepest, f"reading this reached Python's recursion limit ({sys.getrecursionlimit()}); "
+                                   f"this part of the function nests {depth} levels deep: simplify it", ScriptSyntaxError)
 
     def _located(self, message: str, line: int, col: int) -> ScriptSyntaxError:
         """A syntax error at ``line``, ``col`` of the text (1-based), in file coordinates."""
@@ -153,3 +184,52 @@ class Source:
     def fail(self, node: ast.AST, message: str, kind: type = ScriptError) -> NoReturn:
         """Raise ``error(node, message, kind)``."""
         raise self.error(node, message, kind)
+
+
+def _nodes_with_depth(root: ast.AST) -> Iterator[tuple[ast.AST, int]]:
+    """Every node under ``root`` in source order (preorder), with its expression depth: 1 for an
+    expression that is not inside another, one more for each expression it is inside (the
+    ``keyword`` of a call passes its parent's depth on), 0 for statements and the rest.
+    Iterative, so any depth is safe to measure."""
+    stack: list[tuple[ast.AST, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        yield node, depth
+        children = list(ast.iter_child_nodes(node))
+        for child in reversed(children):
+            if isinstance(child, ast.expr):
+                stack.append((child, depth + 1))
+            else:
+                stack.append((child, 0 if isinstance(child, ast.stmt) else depth))
+
+
+def _deepest(root: ast.AST) -> tuple[ast.AST, int]:
+    """The first node (in source order) of those nested deepest under ``root`` that have a
+    position (not ``Load`` nor ``Add``), and how deep, every node counted; iterative."""
+    best: tuple[ast.AST, int] = (root, 0)
+    stack: list[tuple[ast.AST, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > best[1] and hasattr(node, "lineno"):
+            best = (node, depth)
+        stack.extend((child, depth + 1) for child in reversed(list(ast.iter_child_nodes(node))))
+    return best
+
+
+def same_syntax(a: ast.AST, b: ast.AST) -> bool:
+    """Whether two syntax trees are the same code, positions aside (``ast.dump(a) == ast.dump(b)``
+    without its recursion, which a deep expression would exhaust)."""
+    stack: list[tuple[Any, Any]] = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, ast.AST):
+            stack.extend((getattr(x, name, None), getattr(y, name, None)) for name in x._fields)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif x != y:
+            return False
+    return True

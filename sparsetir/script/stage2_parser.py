@@ -20,6 +20,7 @@ from ..ir.axis import Axis, AxisKind, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
 from .expr_parser import ExprParser, dtype_of, is_int_dtype
+from .source import same_syntax
 from .stage2_printer import IMPLIED_ATTRS, ITER_KINDS, LOOP_KINDS
 
 _LOOP_KIND_OF = {name: kind for kind, name in LOOP_KINDS.items()}
@@ -648,7 +649,7 @@ class Stage2Reader:
                 lo = self.exprs.int_expr(item.lower, "a region start")
                 upper = item.upper
                 if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) \
-                        and ast.dump(upper.left) == ast.dump(item.lower):
+                        and same_syntax(upper.left, item.lower):
                     extent = self.exprs.int_expr(upper.right, "a region extent")
                 elif _is_zero(lo):
                     extent = self.exprs.int_expr(upper, "a region end")
