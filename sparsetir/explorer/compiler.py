@@ -2,8 +2,7 @@
 
 A compile lowers and builds whatever the user typed: a huge unrolled loop can take minutes, and
 a compile nobody waits for any more should not keep a core busy. So each compile runs in a
-worker process (``multiprocessing``'s spawn context: no copy of the server's threads and
-sockets), and the server thread that waits for it kills the worker when
+worker process, and the server thread that waits for it kills the worker when
 
 - the time limit passes: the answer says ``SCRIPT: the compile took longer than N s``;
 - the client that asked has gone (its connection closed);
@@ -11,11 +10,19 @@ sockets), and the server thread that waits for it kills the worker when
 
 A killed worker is replaced. One idle worker is kept started, so that a compile does not wait
 for Python and TVM to import; the time limit counts from the moment the worker has the script.
+
+A worker is a fresh interpreter (``python -c BOOT``: no copy of the server's threads and
+sockets) talking through a ``multiprocessing`` pipe, which pickles and frames the messages. It
+is not a ``multiprocessing.Process``: a spawned one re-runs the parent's main script, and
+``sparsetir.explore(sch).serve()`` is called from scripts with no ``if __name__ == "__main__"``.
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -70,7 +77,6 @@ class Compiler:
             raise ValueError(f"the compile time limit must be positive, not {timeout}")
         self.timeout = timeout
         self.job = job
-        self._context = multiprocessing.get_context("spawn")
         self._slots = threading.BoundedSemaphore(max_workers)
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
@@ -82,7 +88,7 @@ class Compiler:
         """Start the idle worker now, so that the first compile finds sparsetir imported."""
         with self._lock:
             if not self._idle and not self._closed:
-                self._idle.append(_Worker(self._context, self.job))
+                self._idle.append(_Worker(self.job))
 
     def running(self) -> list[int]:
         """The process ids of the workers compiling now."""
@@ -154,7 +160,7 @@ class Compiler:
         except (EOFError, OSError) as err:  # the worker died: out of memory, a crash in TVM
             worker.kill()
             return Outcome("failed", {"message": f"{script.name}: the compile worker died "
-                                                 f"(exit code {worker.process.exitcode}): {err or type(err).__name__}",
+                                                 f"(exit code {worker.process.returncode}): {err or type(err).__name__}",
                                       "file": script.name})
         return Outcome(status, value)
 
@@ -171,7 +177,7 @@ class Compiler:
         with self._lock:
             if self._closed:
                 raise SparseTIRError("the explorer server is shutting down")
-            worker = self._idle.pop() if self._idle else _Worker(self._context, self.job)
+            worker = self._idle.pop() if self._idle else _Worker(self.job)
             self._busy[worker.process.pid] = worker
             return worker
 
@@ -183,20 +189,21 @@ class Compiler:
                 return
             replace = not self._closed and not self._idle
             if replace:  # the next compile should not wait for an import either
-                self._idle.append(_Worker(self._context, self.job))
+                self._idle.append(_Worker(self.job))
         if worker.alive():
             worker.kill()
 
 
 class _Worker:
-    """One worker process: it says it is ready once sparsetir is imported, then answers each
-    ``(script, text, func)`` it is sent with ``job``'s result."""
+    """One worker process: it says it is ready once sparsetir and ``job`` are imported, then
+    answers each ``(script, text, func)`` it is sent with ``job``'s result."""
 
-    def __init__(self, context: Any, job: Callable[..., Result]):
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, job), daemon=True, name="sparsetir-explore-compile")
-        self.process.start()
+    def __init__(self, job: Callable[..., Result]):
+        self.conn, child = multiprocessing.Pipe()
+        self.process = subprocess.Popen([sys.executable, "-c", BOOT, str(child.fileno())], pass_fds=[child.fileno()])
         child.close()
+        self.conn.send(list(sys.path))
+        self.conn.send((job.__module__, job.__qualname__))
         self._ready = False
         self._killed = False
 
@@ -209,17 +216,27 @@ class _Worker:
         return self._ready
 
     def alive(self) -> bool:
-        return not self._killed and self.process.is_alive()
+        return not self._killed and self.process.poll() is None
 
     def kill(self) -> None:
         self._killed = True
         self.process.kill()
-        self.process.join()
+        self.process.wait()
         self.conn.close()
 
 
-def _serve(conn: Any, job: Callable[..., Result]) -> None:
-    """The worker's loop (in the worker process)."""
+#: the worker's first lines: only the standard library until the parent's import path is set
+BOOT = ("import sys; from multiprocessing.connection import Connection; conn = Connection(int(sys.argv[1])); "
+        "sys.path[:] = conn.recv(); from sparsetir.explorer.compiler import serve; serve(conn)")
+
+
+def serve(conn: Any) -> None:
+    """The worker's loop (in the worker process, started by ``BOOT``): import the job, say so,
+    then answer every compile sent until the server closes the pipe."""
+    module, name = conn.recv()
+    job: Any = importlib.import_module(module)
+    for part in name.split("."):
+        job = getattr(job, part)
     conn.send("ready")
     while True:
         try:

@@ -209,7 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the page went away: nobody to answer
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
         if self.server.log:

@@ -7,6 +7,8 @@ import http.client
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -16,7 +18,7 @@ import sparsetir
 from sparsetir.explorer import Script, explore
 from sparsetir.explorer.compiler import Compiler
 from sparsetir.explorer.server import ExplorerServer
-from explorer_helpers import SCRIPT_NAME, SLOW, example_history, example_text, line_of, page_document, slow_job
+from explorer_helpers import CHECKOUT, EXAMPLE, SCRIPT_NAME, SLOW, example_history, example_text, line_of, page_document, slow_job
 
 
 @pytest.fixture(scope="module")
@@ -291,3 +293,21 @@ def test_a_stalled_client_is_dropped():
 
 def example_function_at_stage_3():
     return sparsetir.lower_sparse_buffer(sparsetir.lower_sparse_iter(sparsetir.parse(example_text(), SCRIPT_NAME)))
+
+
+def test_a_worker_does_not_rerun_the_script_that_started_the_server(tmp_path):
+    """``sparsetir.explore(sch).serve()`` is called from scripts without a ``__main__`` guard; a
+    worker started by multiprocessing's spawn would run such a script again."""
+    main = tmp_path / "unguarded.py"
+    main.write_text(f"""import sys
+sys.path[:0] = {[str(CHECKOUT)]!r}
+from sparsetir.explorer import Script
+from sparsetir.explorer.compiler import Compiler
+print("started", flush=True)
+text = open({str(EXAMPLE)!r}).read()
+compiler = Compiler(120)
+print(compiler.compile(Script(text, "unguarded.py", default_schedule=False), text, None).status, flush=True)
+compiler.close()
+""")
+    done = subprocess.run([sys.executable, str(main)], capture_output=True, text=True, timeout=280, cwd=tmp_path)
+    assert done.stdout == "started\nok\n", done.stderr
