@@ -28,8 +28,8 @@ def main(out: str) -> None:
             page.goto(page_file.as_uri())
             for _ in range(5):
                 page.click("#next-step")
-            page.select_option(".pane:nth-child(2) select.kind", "stage3")
-            page.select_option(".pane:nth-child(3) select.kind", "code")
+            page.select_option(".pane:nth-of-type(2) select.kind", "stage3")
+            page.select_option(".pane:nth-of-type(3) select.kind", "code")
             page.click('.pane[data-kind="script"] .row:has(.lineno:text-is("28"))', position={"x": 30, "y": 5})
             page.mouse.move(5, 875)
             page.screenshot(path=out)

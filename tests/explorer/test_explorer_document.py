@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -13,7 +14,7 @@ from sparsetir.explorer.exploration import pick_function
 from sparsetir.explorer.page import render_page
 from sparsetir.schedule import Schedule
 from sparsetir.transforms import pipeline
-from explorer_helpers import example_function, example_history, example_text, line_of, page_document, pane_text
+from explorer_helpers import CHECKOUT, example_function, example_history, example_text, line_of, page_document, pane_text
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +179,24 @@ def test_a_step_diffs_stage_iii_and_the_generated_code_against_the_step_before(d
     ops = {op for op, _, _ in split["code_diff"]}
     assert ops == {"@", " ", "+", "-"}
     assert any("k_1" in document["lines"][line] for op, line, _ in split["stage3_diff"] if op == "+")
+
+
+def test_the_served_page_carries_the_editor_and_the_export_does_not(document):
+    served = render_page({**document, "editable": True}, served=True)
+    exported = render_page(document)
+    assert "var SparsetirEditor=" in served and "var SparsetirEditor=" not in exported
+    assert len(served) - len(exported) > 300_000  # CodeMirror: in the served page only
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", served)  # the bundle loads nothing either
+
+
+def test_the_editor_bundle_names_the_license_of_everything_in_it():
+    tools = CHECKOUT / "tools" / "explorer-editor"
+    static = CHECKOUT / "sparsetir" / "explorer" / "static"
+    pinned = json.loads((tools / "package.json").read_text())["dependencies"]
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", version) for version in pinned.values())  # a rebuild is the same
+    licenses = (static / "editor.LICENSES.txt").read_text()
+    for name, version in pinned.items():
+        assert f"{name} {version} (MIT)" in licenses
+    assert "Permission is hereby granted, free of charge" in licenses
+    bundle = (static / "editor.js").read_text()
+    assert bundle.startswith("var SparsetirEditor=") and "</script" not in bundle.lower()
