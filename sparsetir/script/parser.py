@@ -60,6 +60,10 @@ _STATEMENT_NAMES = {
 _CAPTURABLE = (bool, int, float, str)
 #: how deep lists and dicts may nest in an attribute value
 MAX_ATTR_DEPTH = 8
+#: How many iterators the sparse iterations around a statement may bind together. Lowered, each
+#: becomes a loop and a block, two levels of indentation in the stage-II script, of the 99 that
+#: Python reads: 32 leaves a third of them to schedules, and the printed program parses back.
+MAX_NESTED_ITERATORS = 32
 #: the function attribute that says which stage a script is written at
 LEVEL_ATTR = "sparse_tir_level"
 
@@ -96,6 +100,7 @@ class FunctionParser:
         self.scope = _Scope(captures)
         self.exprs = ExprParser(source, alias, self._lookup)
         self.used_handles: dict[str, int] = {}
+        self.nested_iterators = 0  # bound by the sparse iterations around the statement being read
 
     # --- names ------------------------------------------------------------------------------
 
@@ -525,6 +530,10 @@ class FunctionParser:
             self.source.fail(targets, "iterators must be plain names", ScriptSyntaxError)
         if len(names_nodes) != count:
             self.source.fail(targets, f"T.sp_iter binds {count} iterators but {len(names_nodes)} names are given", VerifyError)
+        if self.nested_iterators + count > MAX_NESTED_ITERATORS:
+            self.source.fail(stmt, f"the sparse iterations nested here bind {self.nested_iterators + count} iterators; at most "
+                                   f"{MAX_NESTED_ITERATORS} may nest (lowered, each is a loop and a block, and Python reads "
+                                   "at most 99 levels of indentation)", VerifyError)
         flat = [ax for e in entries for ax in (e.axes if isinstance(e, FusedAxis) else [e.axis if isinstance(e, AttachedAxis) else e])]
         self.scope.push()
         iter_vars = []
@@ -539,6 +548,7 @@ class FunctionParser:
             attrs = self._attr_dict(body_stmts[0].value, "sp_iter_attr")
             body_stmts = body_stmts[1:]
         body: list[Any] = []
+        self.nested_iterators += count
         for sub in body_stmts:
             if isinstance(sub, ast.With) and _is_init(sub, self.alias):
                 if init is not None:
@@ -548,6 +558,7 @@ class FunctionParser:
                 init = self._init_body(sub)
             else:
                 body.extend(self._statement(sub, in_iteration=True))
+        self.nested_iterators -= count
         self.scope.pop()
         return SparseIteration(name_node.value, entries, kinds, iter_vars, init, body, attrs, self.source.span(stmt))
 

@@ -4,7 +4,8 @@ printed programs far inside the limits, and nothing that reads a script recursin
 
 The limits (docs/language.md, "Limits"): ``source.MAX_SYNTAX_DEPTH`` levels of syntax in one
 expression, checked over the whole tree before anything reads it; ``expr_parser.MAX_EXPR_DEPTH``
-operations in what reaches TVM; Python's 100 levels of indentation for statements. Python's
+operations in what reaches TVM; Python's 100 levels of indentation for statements, and
+``parser.MAX_NESTED_ITERATORS`` at stage I, so that the lowered program fits in them. Python's
 recursion limit reached all the same (statements recurse; a caller may be deep in its own stack)
 is a located ``ScriptSyntaxError`` too, never sparsetir's ``InternalError``.
 """
@@ -23,10 +24,11 @@ from typing import Iterator
 import pytest
 
 import sparsetir
-from sparsetir import ScriptError, ScriptSyntaxError
+from sparsetir import ScriptError, ScriptSyntaxError, VerifyError
 from sparsetir.schedule.default import default_schedule
 from sparsetir.script import expr_parser
 from sparsetir.script.expr_parser import MAX_EXPR_DEPTH
+from sparsetir.script.parser import MAX_NESTED_ITERATORS
 from sparsetir.script.source import MAX_SYNTAX_DEPTH
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -235,6 +237,7 @@ def _nested_loops(stage2: str, count: int) -> str:
 
 
 def _nested_iterations(count: int) -> str:
+    """``count`` sparse iterations, one inside the other, each over an axis of its own."""
     header, _ = STAGE1.split("    with T.sp_iter")
     lines = [f"    L{d} = T.dense_fixed(2)" for d in range(count)]
     lines += ["    " * (d + 1) + f'with T.sp_iter([L{d}], "S", "s{d}") as [l{d}]:' for d in range(count)]
@@ -244,18 +247,54 @@ def _nested_iterations(count: int) -> str:
 
 @pytest.mark.parametrize("stage", [1, 2])
 def test_recursion_limit_reached_while_reading_is_located_at_the_deepest_part(stage: int, stage2: str):
-    """Statements recurse (Python allows 100 levels); with few frames to spare, the reader's
-    recursion runs out, and the error points at the innermost statement."""
-    text = _nested_iterations(90) if stage == 1 else _nested_loops(stage2, 90)
+    """Statements recurse; with few frames to spare, the reader's recursion runs out, and the
+    error points at the innermost statement."""
+    text = _nested_iterations(MAX_NESTED_ITERATORS) if stage == 1 else _nested_loops(stage2, 90)
     sparsetir.parse(text)  # fine with Python's usual limit
-    with _recursion_headroom(200):
+    with _recursion_headroom(80 if stage == 1 else 200):
         err = _error(text)
     assert isinstance(err, ScriptSyntaxError), f"{type(err).__name__}: {err}"
     assert re.match(r"reading this reached Python's recursion limit \(\d+\); this part of the function nests "
                     r"\d+ levels deep: simplify it", err.message), err.message
     innermost = "C[0, 0] = C[0, 0] + 1.0" if stage == 1 else "T.evaluate(0)"
-    line, _ = _position(text, innermost, "fz89" if stage == 2 else "s89")
+    line, _ = _position(text, innermost, "fz89" if stage == 2 else f"s{MAX_NESTED_ITERATORS - 1}")
     assert err.line == line, str(err)
+
+
+# --- nested sparse iterations: their lowered program fits in Python's indentation -------------
+
+
+def _nested_pairs(count: int) -> str:
+    """``count`` sparse iterations, one inside the other, each over a CSR-like pair of axes of its
+    own (a loop and a block per axis when lowered), each with a T.init()."""
+    params = ", ".join(f"p{d}: T.handle, q{d}: T.handle" for d in range(count))
+    lines = ["    D = T.dense_fixed(2)"]
+    for d in range(count):
+        lines += [f"    I{d} = T.dense_fixed(4)", f"    J{d} = T.sparse_variable(I{d}, (4, 8), (p{d}, q{d}))"]
+    lines.append('    C = T.match_sparse_buffer(c, (D,), "float32")')
+    for d in range(count):
+        lines.append("    " * (d + 1) + f'with T.sp_iter([I{d}, J{d}], "SR", "s{d}") as [i{d}, j{d}]:')
+        lines += ["    " * (d + 2) + "with T.init():", "    " * (d + 3) + "C[0] = 0.0"]
+    lines.append("    " * (count + 1) + "C[0] = C[0] + 1.0")
+    return (f"from sparsetir.script import tir as T\n\n\n@T.prim_func\ndef f(c: T.handle, {params}) -> None:\n"
+            + "\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("text", [_nested_iterations(MAX_NESTED_ITERATORS), _nested_pairs(MAX_NESTED_ITERATORS // 2)],
+                         ids=["single-axes", "csr-pairs"])
+def test_the_most_nested_iterations_lower_to_stage2_that_parses_back(text: str):
+    stage2 = sparsetir.lower_sparse_iter(sparsetir.parse(text)).script()
+    assert max(len(line) - len(line.lstrip()) for line in stage2.splitlines()) // 4 <= 2 * MAX_NESTED_ITERATORS + 2
+    _roundtrip(stage2)
+
+
+def test_one_iterator_more_is_refused_at_its_iteration():
+    text = _nested_iterations(MAX_NESTED_ITERATORS + 1)
+    err = _error(text)
+    assert isinstance(err, VerifyError), f"{type(err).__name__}: {err}"
+    assert err.message.startswith(f"the sparse iterations nested here bind {MAX_NESTED_ITERATORS + 1} iterators; "
+                                  f"at most {MAX_NESTED_ITERATORS} may nest"), err.message
+    assert (err.line, err.col) == _position(text, f'with T.sp_iter([L{MAX_NESTED_ITERATORS}]')
 
 
 # --- the project's own output is far inside the limits, and parses back ----------------------
