@@ -7,6 +7,11 @@ finding is an exception that is not a ``SparseTIRError``, a crash, a hang, code 
 running, a print -> parse mismatch, or a parse error that is not located in the script. The
 longer run is ``python -m fuzz --count 10000 --jobs 2 --seed 1``.
 
+The budget's seed rotates: it is the UTC day (``fuzz_seed`` in ``tests/conftest.py``), so every
+day's CI tries mutants no earlier run tried. A failure's message, and the summary line of every
+run, name the seed; ``--fuzz-seed N`` reruns exactly those mutants (they depend only on the seed
+and the corpus, i.e. the checkout).
+
 Besides the budget, these tests keep the fuzzer honest: the unmutated seeds come back clean (no
 false alarms from the audit hook), every payload run as Python *is* detected (no blind spots), a
 worker that crashes or hangs is attributed to its script and replaced, and mutants are
@@ -31,7 +36,6 @@ from fuzz.corpus import Corpus, Seed, build_corpus  # noqa: E402
 from fuzz.runner import Mutant, Pool, Result, Summary, mutants, seeds_as_mutants  # noqa: E402
 from script_programs import random_programs  # noqa: E402
 
-SEED = 20240607
 MUTANTS_PER_STAGE = 2000  # with the corpus and the workers' start: about 70 s on 2 cores
 SCHEDULED_FUNCTIONS = 6  # stage-I functions whose schedule steps become stage-II seeds
 TIMEOUT_S = 10.0
@@ -117,25 +121,41 @@ def test_crash_and_hang_are_attributed_and_the_worker_replaced(tmp_path: Path):
     assert small.started == 3
 
 
-def _budget(corpus: Corpus, pool: Pool, stage: int) -> Summary:
+def _budget(corpus: Corpus, pool: Pool, stage: int, seed: int) -> Summary:
     summary = Summary()
-    for result in pool.run(mutants(corpus, SEED + stage, MUTANTS_PER_STAGE, stages=(stage,))):
+    for result in pool.run(mutants(corpus, seed, MUTANTS_PER_STAGE, stages=(stage,))):
         summary.add(result)
     return summary
 
 
-def test_fuzz_budget_stage1(corpus: Corpus, pool: Pool):
-    summary = _budget(corpus, pool, 1)
-    assert summary.scripts[1] == MUTANTS_PER_STAGE
-    assert not summary.findings, summary.line() + "\n" + _report(summary.findings)
+def _findings(summary: Summary, stage: int, seed: int) -> str:
+    """The failure message: the seed and how to rerun it first, then each finding."""
+    return (f"fuzz budget, stage {stage}, seed {seed}: {summary.line()}\n"
+            f"rerun: python -m pytest tests/script/test_fuzz.py -k budget_stage{stage} --fuzz-seed {seed}\n"
+            + _report(summary.findings))
 
 
-def test_fuzz_budget_stage2(corpus: Corpus, pool: Pool):
+def test_fuzz_budget_stage1(corpus: Corpus, pool: Pool, fuzz_seed: int):
+    summary = _budget(corpus, pool, 1, fuzz_seed)
+    assert summary.scripts[1] == MUTANTS_PER_STAGE, _findings(summary, 1, fuzz_seed)
+    assert not summary.findings, _findings(summary, 1, fuzz_seed)
+
+
+def test_fuzz_budget_stage2(corpus: Corpus, pool: Pool, fuzz_seed: int):
     """Stage II is read by our own allow-list parser (``script/stage2_parser.py``): nothing of
     the text may run, crash TVM or escape as a TVM error."""
-    summary = _budget(corpus, pool, 2)
-    assert summary.scripts[2] == MUTANTS_PER_STAGE
-    assert not summary.findings, summary.line() + "\n" + _report(summary.findings)
+    summary = _budget(corpus, pool, 2, fuzz_seed)
+    assert summary.scripts[2] == MUTANTS_PER_STAGE, _findings(summary, 2, fuzz_seed)
+    assert not summary.findings, _findings(summary, 2, fuzz_seed)
+
+
+def test_budget_seed_is_the_utc_day_unless_given(pytestconfig: pytest.Config, fuzz_seed: int):
+    from datetime import datetime, timedelta, timezone
+
+    given = pytestconfig.getoption("--fuzz-seed")
+    now = datetime.now(timezone.utc)
+    days = {int(day.strftime("%Y%m%d")) for day in (now, now - timedelta(days=1))}  # the run may span midnight
+    assert fuzz_seed == given if given is not None else fuzz_seed in days
 
 
 def test_mutants_are_deterministic(corpus: Corpus):
