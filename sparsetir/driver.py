@@ -14,10 +14,10 @@ from ._tvm import tirx
 from .default_build import build_default
 from .errors import LoweringError, SparseTIRError
 from .ir.function import SparseFunction
-from .ir.stage2 import AXES_ATTR, SEARCHED_ATTR, Stage2Function, partitions_of
+from .ir.stage2 import AXES_ATTR, INDPTR, SEARCHED_ATTR, Stage2Function, partitions_of
 from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
-from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes
+from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes, layout_positions
 from .runtime.kernel import Kernel
 from .runtime.specialized import SpecializedKernel
 from .runtime.target import TargetLike, as_target, is_gpu
@@ -151,7 +151,12 @@ def constraints_of(func: Stage2Function) -> list[Constraint]:
     # Stage II names the structure arrays after their axes (J_indptr); the kernel's parameters
     # keep the script's names (indptr), which is what a caller passes and errors must say.
     renames = {p.name: name for p, name in zip(func.prim.params, func.param_names)}
-    return constraints_from_axes(list(func.axes), searched, renames) + _partition_checks(func)
+    # An indptr has a row per position of the axes that lay it out (the size its parameter gets):
+    # counted from its parent alone, an axis under a sparse fixed one (CSF) would count only the
+    # fixed width, since stage II's dense twin of that axis has no parent.
+    rows = {renames.get(b.buffer.name, b.buffer.name): layout_positions(list(b.axes), renames)
+            for b in func.buffers if b.role == INDPTR}
+    return constraints_from_axes(list(func.axes), searched, renames, rows) + _partition_checks(func)
 
 
 def _partition_checks(func: Stage2Function) -> list[Constraint]:

@@ -11,7 +11,7 @@ a variable axis that declares no nnz (its total is the last entry of its indptr)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Optional, Union
@@ -77,8 +77,18 @@ def positions_of(axis: Axis, array_names: Mapping[str, str] = MappingProxyType({
     return parent + (axis.length,)
 
 
+def layout_positions(axes: Sequence[Axis], array_names: Mapping[str, str] = MappingProxyType({})) -> Count:
+    """The number of positions of an array laid out by ``axes`` (root first), as factors: the
+    total of the last variable axis times the width of each fixed axis after it, or the product
+    of all the widths when none is variable (the size ``flatten_sparse_buffers`` gives it)."""
+    last = max((k for k, a in enumerate(axes) if a.is_variable), default=-1)
+    head = positions_of(axes[last], array_names) if last >= 0 else ()
+    return head + tuple(a.positions for a in axes[last + 1:])
+
+
 def constraints_from_axes(
-    axes: list[Axis], uses_binary_search_on: set[str], array_names: Mapping[str, str] = MappingProxyType({})
+    axes: list[Axis], uses_binary_search_on: set[str], array_names: Mapping[str, str] = MappingProxyType({}),
+    indptr_rows: Mapping[str, Count] = MappingProxyType({}),
 ) -> list[Constraint]:
     """The structure constraints of ``axes`` and their ancestors, parents first.
 
@@ -86,11 +96,14 @@ def constraints_from_axes(
     binary search is the one place a kernel relies on order; SpMM and friends accept unsorted
     (duplicate-free or not) input. ``array_names`` renames structure arrays to the kernel
     parameters that hold them (stage II names them after their axes, ``J_indptr``; the caller
-    passes the script's ``indptr``).
+    passes the script's ``indptr``). ``indptr_rows`` gives the row count of an indptr array (by
+    its renamed name) where the axes' parents do not tell it: stage II's dense twin of a sparse
+    fixed axis is a dense fixed axis without a parent, so an axis under it would count only that
+    axis's width, where its indptr has a row per position of the whole chain above.
     """
     found: list[Constraint] = []
     for axis in _with_ancestors(axes):
-        found.extend(_axis_constraints(axis, axis.name in uses_binary_search_on, array_names))
+        found.extend(_axis_constraints(axis, axis.name in uses_binary_search_on, array_names, indptr_rows))
     return found
 
 
@@ -99,15 +112,17 @@ def _array(var: Any, array_names: Mapping[str, str]) -> str:
     return array_names.get(name, name)
 
 
-def _axis_constraints(axis: Axis, needs_sorted: bool, array_names: Mapping[str, str]) -> list[Constraint]:
+def _axis_constraints(axis: Axis, needs_sorted: bool, array_names: Mapping[str, str],
+                      indptr_rows: Mapping[str, Count]) -> list[Constraint]:
     rows = positions_of(axis.parent, array_names) if axis.parent is not None else ()
     result: list[Constraint] = []
     if axis.is_variable:
+        indptr = _array(axis.indptr, array_names)
         result.append(
             IndptrConstraint(
-                array=_array(axis.indptr, array_names),
+                array=indptr,
                 axis=axis.name,
-                rows=rows,
+                rows=indptr_rows.get(indptr, rows),
                 nnz=axis.nnz,
                 max_row_length=None if axis.is_sparse else axis.length,
             )
