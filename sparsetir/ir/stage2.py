@@ -27,6 +27,12 @@ SEARCHED_ATTR = "sparsetir.searched_axes"
 #: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``, and a
 #: fourth entry when the boundaries balance the row lengths of an indptr parameter (its name)
 PARTITIONS_ATTR = "sparsetir.partitions"
+#: on a stage-III function: {array parameter: the other shape a caller may pass it in}, where an
+#: array laid out by a sparse fixed axis (ELL) is accepted both with the axes up to that axis
+#: collapsed to one dimension and with one dimension per axis (``flatten_sparse_buffers``); each
+#: extent is the text of an expression over the scalar parameters (``"m * nnz_cols"``): variables
+#: in a function's attributes would be compared before the parameters that define them
+ALT_SHAPES_ATTR = "sparsetir.alt_shapes"
 
 
 class Partition(NamedTuple):

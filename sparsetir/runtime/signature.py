@@ -8,21 +8,29 @@ or a block's ``match_buffer`` of one of its regions).
 
 from __future__ import annotations
 
+import ast
+import operator
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from .._tvm import BufferType, Expr, Var, s_tir, structural_walk, tirx
+from ..ir.stage2 import ALT_SHAPES_ATTR
 from .sizes import size_names
 
 
 @dataclass(frozen=True)
 class BufferParam:
-    """An array parameter: element dtype and shape in terms of the scalar parameters."""
+    """An array parameter: element dtype and shape in terms of the scalar parameters.
+
+    ``alt_shape`` is another shape a caller may pass the same elements in, of another rank (an
+    ELL array's ``(m * nnz_cols,)`` or ``(m, nnz_cols)``); the call reshapes it to ``shape``.
+    """
 
     name: str
     dtype: str
     shape: tuple[Expr, ...]
     is_output: bool
+    alt_shape: Optional[tuple[Expr, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -59,16 +67,51 @@ def signature_of(func: "tirx.PrimFunc", name: str) -> Signature:
     """Read the signature of ``func``."""
     buffers = [p for p in func.params if isinstance(p.ty, BufferType)]
     written = written_params(func)
+    attrs = func.attrs
+    alt_texts = attrs[ALT_SHAPES_ATTR] if attrs is not None and ALT_SHAPES_ATTR in attrs else {}
+    scalars = {str(p.name): p for p in func.params if not isinstance(p.ty, BufferType)}
     sizes = set().union(*(size_names(d) for b in buffers for d in b.ty.shape))
     params: list[Param] = []
     for p in func.params:
         pname = str(p.name)
         if isinstance(p.ty, BufferType):
             shape = tuple(p.ty.shape)
-            params.append(BufferParam(pname, str(p.ty.dtype), shape, any(p.same_as(w) for w in written)))
+            alt = _shape_of_text(alt_texts[pname], scalars) if pname in alt_texts else None
+            params.append(BufferParam(pname, str(p.ty.dtype), shape, any(p.same_as(w) for w in written), alt))
         else:
             params.append(ScalarParam(pname, str(p.ty.dtype), pname in sizes))
     return Signature(name, tuple(params))
+
+
+def _shape_of_text(texts: Any, scalars: dict[str, Var]) -> Optional[tuple[Expr, ...]]:
+    """A shape from the text of its extents (``ALT_SHAPES_ATTR``): integer arithmetic over the
+    scalar parameters, as TVM prints it; None where a text is anything else (no other shape)."""
+    try:
+        return tuple(_size_expr(ast.parse(str(text), mode="eval").body, scalars) for text in texts)
+    except (SyntaxError, ValueError, KeyError):
+        return None
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+def _size_expr(node: ast.expr, scalars: dict[str, Var]) -> Expr:
+    if isinstance(node, ast.Name):
+        return scalars[node.id]
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return tirx.const(node.value, "int32")
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_size_expr(node.left, scalars), _size_expr(node.right, scalars))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        name, args = node.func.attr, node.args
+        if name == "Cast" and len(args) == 2 and isinstance(args[0], ast.Constant):
+            return tirx.Cast(str(args[0].value), _size_expr(args[1], scalars))
+        if name in ("int32", "int64") and len(args) == 1 and isinstance(args[0], ast.Constant):
+            return tirx.const(int(args[0].value), name)
+        if name in ("min", "max") and len(args) == 2:
+            return getattr(tirx, name)(_size_expr(args[0], scalars), _size_expr(args[1], scalars))
+    raise ValueError(f"not a size expression: {ast.dump(node)}")
 
 
 def written_params(func: "tirx.PrimFunc") -> list[Var]:

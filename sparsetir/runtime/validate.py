@@ -45,6 +45,9 @@ class CallValidator:
             for i, p in enumerate(params)
             if isinstance(p, BufferParam)
         ]
+        # Arrays a caller may also pass in another shape (``BufferParam.alt_shape``), by name.
+        self._alt = {p.name: ([compile_size(d) for d in p.alt_shape], _shape_text(p.alt_shape))
+                     for _, p, _, _ in self._buffers if p.alt_shape is not None}
         self._dim_bindings = _dim_bindings(signature)
         self._check_against_signature()
         self._checked = CheckedStructures()  # device structure arrays already checked
@@ -78,11 +81,20 @@ class CallValidator:
             if bounds is not None:
                 env[p.name] = prepared[i]
         infos = {p.name: self._array(p, values[i]) for i, p, _, _ in self._buffers}
+        ranks = {p.name: len(p.shape) for _, p, _, _ in self._buffers}
         for array, dim, var in self._dim_bindings:
-            env.setdefault(var, infos[array].shape[dim])
+            if len(infos[array].shape) == ranks[array]:
+                env.setdefault(var, infos[array].shape[dim])
         for i, p, shape_fns, text in self._buffers:
             info = infos[p.name]
             expected = tuple(fn(env) for fn in shape_fns)
+            if len(info.shape) != len(expected):  # the other shape the array may come in
+                alt_fns, alt_text = self._alt[p.name]
+                alt = tuple(fn(env) for fn in alt_fns)
+                if alt != info.shape:
+                    _fail(p.name, f"expected shape {alt_text} = {alt} (or {text} = {expected}), got {info.shape}")
+                prepared[i] = _reshaped(_passable(info, p), expected)
+                continue
             if expected != info.shape:
                 _fail(p.name, f"expected shape {text} = {expected}, got {info.shape}")
             prepared[i] = _passable(info, p)
@@ -232,10 +244,11 @@ class CallValidator:
             _fail(p.name, f"is on {info.device}, but the kernel runs on {self.device}")
         if info.dtype != p.dtype:
             _fail(p.name, f"expected dtype {p.dtype}, got {info.dtype}")
-        if len(info.shape) != len(p.shape):
+        if len(info.shape) != len(p.shape) and (p.alt_shape is None or len(info.shape) != len(p.alt_shape)):
+            also = f" or {len(p.alt_shape)} {_shape_text(p.alt_shape)}" if p.alt_shape is not None else ""
             _fail(
                 p.name,
-                f"expected {len(p.shape)} dimension(s) {_shape_text(p.shape)}, "
+                f"expected {len(p.shape)} dimension(s) {_shape_text(p.shape)}{also}, "
                 f"got {len(info.shape)} (shape {info.shape})",
             )
         if self.device == "cuda" and not info.device_aligned:
@@ -328,9 +341,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def prepare_unchecked(signature: Signature, values: Sequence[Any]) -> list[Any]:
-    """The ``check=False`` path: values as given, but numpy arrays TVM refuses are adapted."""
+    """The ``check=False`` path: values as given, but numpy arrays TVM refuses are adapted, and
+    an array given in its other shape (``BufferParam.alt_shape``) is reshaped."""
     result = list(values)
     for i, (p, value) in enumerate(zip(signature.params, values)):
+        if isinstance(p, BufferParam) and p.alt_shape is not None and is_array(value) \
+                and len(value.shape) == len(p.alt_shape) != len(p.shape):
+            env = {q.name: int(v) for q, v in zip(signature.params, values)
+                   if isinstance(q, ScalarParam) and isinstance(v, numbers.Integral)}
+            value = result[i] = _reshaped(value, tuple(compile_size(d)(env) for d in p.shape))
         if isinstance(p, BufferParam) and isinstance(value, np.ndarray):
             if not value.flags.writeable:
                 result[i] = np.array(value)
@@ -413,6 +432,16 @@ def _passable(info: ArrayInfo, p: BufferParam) -> Any:
     if hasattr(value, "contiguous") and not isinstance(value, np.ndarray):
         return value.contiguous()
     return np.array(info.host_array(), order="C", copy=True)
+
+
+def _reshaped(value: Any, shape: tuple[int, ...]) -> Any:
+    """``value`` (a numpy array or torch tensor, or another DLPack array on the CPU) with
+    ``shape``: a view of a contiguous array, so that a kernel's writes land in the caller's."""
+    if isinstance(value, np.ndarray) or hasattr(value, "reshape") and hasattr(value, "data_ptr"):
+        reshaped = value.reshape(shape)
+    else:
+        reshaped = np.from_dlpack(value).reshape(shape)
+    return _empty_like(reshaped) if isinstance(reshaped, np.ndarray) and reshaped.size == 0 else reshaped
 
 
 def _empty_like(array: np.ndarray) -> np.ndarray:

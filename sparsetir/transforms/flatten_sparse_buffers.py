@@ -9,6 +9,12 @@ exactly the arrays given), named by its stage-I handle:
   are (nnz,), BSR values (nnzb, blk, blk), a ragged (I, J, K) tensor (nnz, feat), ELL (m, c),
   and a dense (n, feat) buffer stays 2-D.
 
+An array laid out by a sparse fixed axis (ELL) is accepted in two shapes: the values with the
+axes up to the last sparse one collapsed to one dimension or not, ``(m * nnz_cols,)`` or
+``(m, nnz_cols)``, and so its indices. The shape declared is the one above; the other is
+recorded in the ``sparsetir.alt_shapes`` attribute, and the call boundary reshapes an array
+given in it (``runtime/validate.py``).
+
 Accesses are rewritten post-order with ``structural_map``; a position vector ``(p0, ..., pk)``
 maps to ``indptr[flat] + p`` at a variable axis and ``flat * extent + p`` at a fixed one.
 Point regions map to points; other regions cover the whole collapsed dimension. No aliasing
@@ -23,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
-from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, Stage2Buffer, Stage2Function, partitions_of
+from ..ir.stage2 import (ALLOCATED, ALT_SHAPES_ATTR, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function,
+                         partitions_of)
 
 if TYPE_CHECKING:
     from .guard_accesses import ValueRange
@@ -90,10 +97,34 @@ class _Flatten:
             dims[0] = dims[0] + extra
         return dims
 
+    def _alt_shape(self, meta: Stage2Buffer) -> Optional[list[Any]]:
+        """The other shape a caller may give an array laid out by a sparse fixed axis in, or None.
+
+        Values keep a dimension per axis after the last variable one; the sparse fixed axes among
+        them may also come collapsed with everything before them: ELL ``(m, c)`` or ``(m * c,)``.
+        Indices are one dimension; they may also come shaped like values, ``(m, c)``.
+        """
+        axes = list(meta.axes)
+        if meta.extra_storage is not None or meta.role not in (VALUE, INDICES):
+            return None
+        last = _last_variable(axes)
+        head = [axes[last].nnz] if last >= 0 else []
+        if any(h is None for h in head):
+            return None
+        by_axis = head + [a.positions for a in axes[last + 1:]]  # the values' shape
+        if meta.role == INDICES:
+            return by_axis if len(by_axis) > 1 else None
+        sparse = max((k for k, a in enumerate(axes) if a.is_sparse), default=-1)
+        collapsed = sparse - max(last, 0) + 1  # the dimensions up to the last sparse axis's
+        if sparse <= last or collapsed < 2:
+            return None
+        return [_product(by_axis[:collapsed])] + by_axis[collapsed:]
+
     def run(self) -> tirx.PrimFunc:
         f2 = self.f2
         prim = f2.prim
         params = []
+        alt_shapes: dict[str, list[str]] = {}
         for p, name in zip(prim.params, f2.param_names):
             meta = self._meta_of(p)
             if meta is None:
@@ -102,6 +133,9 @@ class _Flatten:
             new = tirx.decl_buffer(self._shape(meta), meta.dtype, name=name, layout=None)
             self.info[p] = (meta, new)
             params.append(new)
+            alt = self._alt_shape(meta)
+            if alt is not None:  # as text: see ALT_SHAPES_ATTR
+                alt_shapes[name] = [str(self.analyzer.simplify(d)) for d in alt]
         for meta in f2.buffers:
             if meta.role == ALLOCATED:
                 if _last_variable(list(meta.axes)) >= 0:
@@ -117,6 +151,8 @@ class _Flatten:
         out = guard_accesses(out, self._checked_values())
         attrs = dict(prim.attrs) if prim.attrs is not None else {}
         attrs["sparse_tir_level"] = STAGE_III_LEVEL
+        if alt_shapes:
+            attrs[ALT_SHAPES_ATTR] = alt_shapes
         for key, value in attrs.items():
             out = out.with_attr(key, value)
         return out

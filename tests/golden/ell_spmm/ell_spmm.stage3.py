@@ -3,7 +3,7 @@
 
 @T.prim_func(s_tir=True)
 def ell_spmm(a: T.Buffer(("m", "nnz_cols"), "float32"), b: T.Buffer(("n", "feat_size"), "float32"), c: T.Buffer((m, feat_size), "float32"), indices: T.Buffer((m * nnz_cols,), "int32"), m: T.int32, n: T.int32, nnz_cols: T.int32, feat_size: T.int32):
-    T.func_attr({"sparse_tir_level": 0, "sparsetir.spans": {"ell_spmm0": ["examples/ell_spmm.py:24", "examples/ell_spmm.py:27"], "ell_spmm0_init": ["examples/ell_spmm.py:24", "examples/ell_spmm.py:26"]}, "tir.noalias": True})
+    T.func_attr({"sparse_tir_level": 0, "sparsetir.alt_shapes": {"a": ["m * nnz_cols"], "indices": ["m", "nnz_cols"]}, "sparsetir.spans": {"ell_spmm0": ["examples/ell_spmm.py:24", "examples/ell_spmm.py:27"], "ell_spmm0_init": ["examples/ell_spmm.py:24", "examples/ell_spmm.py:26"]}, "tir.noalias": True})
     # with T.sblock("root"):
     for i, j, k in T.grid(m, nnz_cols, feat_size):
         with T.sblock("ell_spmm0"):
