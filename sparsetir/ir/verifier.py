@@ -50,6 +50,28 @@ def verify_lowerable(func: SparseFunction) -> SparseFunction:
     return func
 
 
+def verify_extents(entity: Axis | SparseBuffer) -> None:
+    """Raise ``VerifyError`` at a literal extent of one declaration (an axis's length, nnz and
+    nnz_cols; a buffer's extra_storage) that is negative or beyond int32. Stage II declares axes
+    and buffers as stage I does and is held to this rule of ``verify`` through here."""
+    if isinstance(entity, Axis):
+        for what, extent in (("length", entity.length), ("nnz", entity.nnz), ("nnz_cols", entity.nnz_cols)):
+            _check_extent(extent, f"the {what} of axis '{entity.name}'", entity.span)
+    elif entity.extra_storage is not None:
+        _check_extent(entity.extra_storage, f"the extra_storage of buffer '{entity.name}'", entity.span)
+
+
+def _check_extent(expr: Any, what: str, span: Optional[Span]) -> None:
+    """A literal extent is a non-negative int32 (what the lowered loops count in)."""
+    value = _literal(expr)
+    if value is None:
+        return
+    if value < 0:
+        raise _fail(f"{what} is {value}; an extent cannot be negative", _span_of(expr, span))
+    if value > MAX_LITERAL_EXTENT:
+        raise _fail(f"{what} is {value}, beyond the largest extent {MAX_LITERAL_EXTENT} (int32)", _span_of(expr, span))
+
+
 def _fail(message: str, span: Optional[Span]) -> VerifyError:
     if span is None:
         return VerifyError(message)
@@ -142,19 +164,8 @@ class _Verifier:
         self._role(axis.indptr, "indptr", f"axis '{axis.name}'", axis.span)
         self._role(axis.indices, "indices", f"axis '{axis.name}'", axis.span)
         self._check_scalars(axis.length, axis.span)
-        for what, extent in (("length", axis.length), ("nnz", axis.nnz), ("nnz_cols", axis.nnz_cols)):
-            self._extent(extent, f"the {what} of axis '{axis.name}'", axis.span)
+        verify_extents(axis)
         self.axes[axis.name] = axis
-
-    def _extent(self, expr: Any, what: str, span: Optional[Span]) -> None:
-        """A literal extent is a non-negative int32 (what the lowered loops count in)."""
-        value = _literal(expr)
-        if value is None:
-            return
-        if value < 0:
-            raise _fail(f"{what} is {value}; an extent cannot be negative", _span_of(expr, span))
-        if value > MAX_LITERAL_EXTENT:
-            raise _fail(f"{what} is {value}, beyond the largest extent {MAX_LITERAL_EXTENT} (int32)", _span_of(expr, span))
 
     def _role(self, var: Optional[Var], role: str, user: str, span: Optional[Span]) -> None:
         """A handle is one kind of array: the indptr of axes, their indices, or a buffer's values."""
@@ -189,8 +200,7 @@ class _Verifier:
         if buf.handle is not None:
             self._param(buf.handle, f"data of buffer '{buf.name}'", buf.span)
             self._role(buf.handle, "data", f"buffer '{buf.name}'", buf.span)
-        if buf.extra_storage is not None:
-            self._extent(buf.extra_storage, f"the extra_storage of buffer '{buf.name}'", buf.span)
+        verify_extents(buf)
         self.buffers[buf.buffer] = buf
 
     def statement(self, stmt: Any, iterated: list[Axis], reduce_vars: list[Var], in_iteration: bool) -> None:

@@ -19,6 +19,7 @@ from ..errors import ScriptSyntaxError, VerifyError
 from ..ir.axis import Axis, AxisKind, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
+from ..ir.verifier import verify_extents
 from .expr_parser import ExprParser, dtype_of, is_int_dtype
 from .source import same_syntax
 from .stage2_printer import IMPLIED_ATTRS, ITER_KINDS, LOOP_KINDS
@@ -220,6 +221,8 @@ class Stage2Reader:
 
     def _declare(self, header: list[tuple[Any, ast.stmt]], buffer_params: dict[str, ast.arg]) -> "_Declarations":
         """The stage-I declarations as stage-II position-space buffers and axes."""
+        for entity, _ in header:
+            verify_extents(entity)  # as stage I's verifier does: literal extents are int32 and not negative
         decl = _Declarations()
         for name, arg in buffer_params.items():
             decl.param_buffers[name] = self.buffers[name] = self._buffer_from(arg.annotation, name, "Buffer")

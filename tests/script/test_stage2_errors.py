@@ -124,6 +124,17 @@ CASES = [
     ("buffer-axis-between", 'A = T.match_sparse_buffer(a, (I, J), "float32")',
      'A = T.match_sparse_buffer(a, (I, K, J), "float32")', "axis 'J' must come right after its parent 'I'",
      "A = T.match"),
+    # Literal extents are checked as at stage I. Accepted once (fuzz seed 4008, mutant 2847): a
+    # negative extra_storage sent TVM's analyzer into seconds of proofs while lowering (a hang).
+    ("negative-extra-storage", "extra_storage=1", "extra_storage=-1",
+     "the extra_storage of buffer 'J_indptr' is -1; an extent cannot be negative", "-1)"),
+    ("extra-storage-beyond-int32", "extra_storage=1", "extra_storage=2147483648",
+     "the extra_storage of buffer 'J_indptr' is 2147483648, beyond the largest extent 2147483647 (int32)",
+     "2147483648"),
+    ("negative-axis-length", "I = T.dense_fixed(m)", "I = T.dense_fixed(-5)",
+     "the length of axis 'I' is -5; an extent cannot be negative", "-5"),
+    ("negative-nnz", "J = T.sparse_variable(I, (n, nnz)", "J = T.sparse_variable(I, (n, -3)",
+     "the nnz of axis 'J' is -3; an extent cannot be negative", "-3"),
 ]
 
 
