@@ -136,19 +136,27 @@ class _Flatten:
             alt = self._alt_shape(meta)
             if alt is not None:  # as text: see ALT_SHAPES_ATTR
                 alt_shapes[name] = [str(self.analyzer.simplify(d)) for d in alt]
+        flattened: list[tuple[Var, Var]] = []  # allocations over a variable axis: (stage II, stage III)
         for meta in f2.buffers:
             if meta.role == ALLOCATED:
+                new = meta.buffer
                 if _last_variable(list(meta.axes)) >= 0:
-                    raise LoweringError(f"allocated sparse buffer '{meta.name}' over a variable axis is not supported yet")
-                self.info[meta.buffer] = (meta, meta.buffer)
+                    # Its positions are the variable axis's nnz (times the fixed axes after it),
+                    # stored flat like a value array's: allocated by that total size.
+                    new = tirx.decl_buffer(self._shape(meta), meta.dtype, name=meta.name,
+                                           scope=meta.buffer.ty.storage_scope, layout=None)
+                    flattened.append((meta.buffer, new))
+                self.info[meta.buffer] = (meta, new)
         body = structural_map(
             prim.body,
             [(TensorLoad, self.on_load), (tirx.BufferStore, self.on_store), (TensorRegion, self.on_region)],
         )
+        if flattened:  # what is left of the old buffers: the blocks' allocations
+            body = structural_map(body, [(Var, lambda v: next((new for old, new in flattened if v.same_as(old)), v))])
         out = tirx.PrimFunc(params, body, prim.ret_type)
         from .guard_accesses import guard_accesses  # here: it reads sparse_iter, which imports the pipeline
 
-        out = guard_accesses(out, self._checked_values())
+        out = guard_accesses(out, self._checked_values(), allocated=[new for _, new in flattened])
         attrs = dict(prim.attrs) if prim.attrs is not None else {}
         attrs["sparse_tir_level"] = STAGE_III_LEVEL
         if alt_shapes:
@@ -214,7 +222,7 @@ class _Flatten:
 
     def new_indices(self, meta: Stage2Buffer, indices: list[Any]) -> list[Any]:
         axes = list(meta.axes)
-        if meta.role == ALLOCATED:
+        if meta.role == ALLOCATED and _last_variable(axes) < 0:
             return indices
         if meta.role in (INDPTR, INDICES):
             return [self._flat(axes, indices)]
@@ -244,7 +252,7 @@ class _Flatten:
         meta, new = found
         ranges = list(region.region)
         axes = list(meta.axes)
-        if meta.role == ALLOCATED:
+        if meta.role == ALLOCATED and _last_variable(axes) < 0:
             return region
         if meta.role in (INDPTR, INDICES):
             collapse = len(axes)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .._tvm import TensorLoad, Var, s_tir, structural_equal, structural_map, tirx, tvm
 from ..ir.analysis import contains
@@ -42,16 +42,19 @@ class ValueRange:
     high: Any
 
 
-def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange]) -> "tirx.PrimFunc":
+def guard_accesses(prim: "tirx.PrimFunc", values: dict[Any, ValueRange],
+                   allocated: Sequence[Any] = ()) -> "tirx.PrimFunc":
     """``prim`` (stage III) with every access to a parameter array not provably inside it guarded.
 
     ``values`` maps array parameters (their vars) to the range their elements are checked to lie
     in before the kernel runs (structure arrays); other arrays' contents are unknown. Buffers
     the function allocates itself are left to TVM, which sizes a block's allocation to the
     region its accesses cover (``CompactBufferAllocation``); guarding them measured slower (a
-    branch inside vectorized loops) and disagreed with caches whose shapes TVM narrows."""
+    branch inside vectorized loops) and disagreed with caches whose shapes TVM narrows. The
+    exceptions are ``allocated``: sparse buffers allocated by a variable axis's total (its nnz),
+    indexed through an indptr like the caller's arrays, so guarded like them."""
     params = [p for p in prim.params if isinstance(p.ty, tirx.BufferType)]
-    return prim.with_body(_Guard(values, params).stmt(prim.body))
+    return prim.with_body(_Guard(values, params + list(allocated)).stmt(prim.body))
 
 
 class _Guard:
