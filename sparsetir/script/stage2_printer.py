@@ -13,7 +13,7 @@ The text is our own, written by walking the IR (nothing of TVM's printed output 
 
 Everything the IR holds is printed, nothing is inferred on the way back, so print → parse is the
 identity: constants carry their type, un-simplified arithmetic stays as written (``1 + 1``), and a
-region prints as ``lo:lo + extent`` exactly as it is stored.
+region prints as ``lo:lo + extent`` exactly as it is stored (or ``lo:hi`` for an extent ``hi - lo``).
 """
 
 from __future__ import annotations
@@ -266,7 +266,9 @@ class Stage2Printer:
         return "".join(kinds)
 
     def region(self, r: Any) -> str:
-        """``A[i, lo:lo + extent]``: an index for an extent of 1, else the slice as stored."""
+        """``A[i, lo:lo + extent]``: an index for an extent of 1, else the slice as stored; an
+        extent ``hi - lo`` (what the parser builds from ``lo:hi``) prints as ``lo:hi`` again, not
+        ``lo:lo + (hi - lo)``, which would nest ``lo`` two levels deeper than the script did."""
         items = []
         for rng in r.region:
             lo, extent = rng.min, rng.extent
@@ -274,6 +276,10 @@ class Stage2Printer:
                 items.append(self.expr(lo))
             elif is_const(lo, 0):
                 items.append(f"{self.expr(lo)}:{self.expr(extent)}")
+            elif (hi := _end_minus(extent, lo)) is not None:
+                lo_text, lo_prec = self.expr.text(lo)
+                lo_text = lo_text if lo_prec >= 9 else f"({lo_text})"
+                items.append(f"{lo_text}:{self.expr(hi)}")
             else:
                 lo_text, lo_prec = self.expr.text(lo)
                 ext_text, ext_prec = self.expr.text(extent)
@@ -281,6 +287,17 @@ class Stage2Printer:
                 ext_text = ext_text if ext_prec > 9 else f"({ext_text})"
                 items.append(f"{lo_text}:{lo_text} + {ext_text}")
         return f"{self.names(r.source)}[{', '.join(items)}]"
+
+
+def _end_minus(extent: Any, lo: Any) -> Optional[Any]:
+    """``hi`` when ``extent`` is ``hi - lo`` and ``lo:hi`` reads back as exactly that: ``hi`` is
+    not ``lo + e`` (read as the extent ``e``)."""
+    if not (isinstance(extent, tirx.Sub) and structural_equal(extent.b, lo)):
+        return None
+    hi = extent.a
+    if isinstance(hi, tirx.Add) and structural_equal(hi.a, lo):
+        return None
+    return hi
 
 
 def _plain(s: Any) -> bool:

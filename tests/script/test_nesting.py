@@ -130,6 +130,18 @@ def test_deep_region_bound_within_the_limit_round_trips(csr_to_bsr_stage2: str):
     _roundtrip(text)
 
 
+def test_a_region_lo_hi_prints_as_written_not_deeper(stage2: str):
+    """``lo:hi`` is stored as the extent ``hi - lo`` and printed as ``lo:hi`` again: printed as
+    ``lo:lo + (hi - lo)`` it nested ``lo`` two levels deeper than the script, past the operation
+    limit, and did not parse back (``python -m fuzz --count 10000 --seed 4009 --schedules 200``,
+    mutant 8927, a round-trip mismatch)."""
+    deep = "vi" + " * 1" * (MAX_EXPR_DEPTH - 2)
+    text = stage2.replace("J_indptr[vi:vi + 2]", f"J_indptr[{deep}:2]")
+    printed = sparsetir.parse(text, "<case>").script()
+    assert f"J_indptr[{deep}:2]" in printed
+    _roundtrip(text)
+
+
 # --- MAX_SYNTAX_DEPTH: checked before anything reads the script, at both stages ----------------
 
 
