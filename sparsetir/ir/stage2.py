@@ -33,6 +33,10 @@ PARTITIONS_ATTR = "sparsetir.partitions"
 #: extent is the text of an expression over the scalar parameters (``"m * nnz_cols"``): variables
 #: in a function's attributes would be compared before the parameters that define them
 ALT_SHAPES_ATTR = "sparsetir.alt_shapes"
+#: on a stage-III function: {size variable: indptr parameter}, for each variable axis that declares
+#: no nnz (``T.dense_variable(I, n, indptr)``): the length of the arrays laid out by it, bound by
+#: them, which the call checks to be the last entry of the indptr (``flatten_sparse_buffers``)
+NNZ_FROM_ATTR = "sparsetir.nnz_from"
 
 
 class Partition(NamedTuple):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from .._tvm import BufferType, Expr, Var, s_tir, structural_walk, tirx
-from ..ir.stage2 import ALT_SHAPES_ATTR
+from ..ir.stage2 import ALT_SHAPES_ATTR, NNZ_FROM_ATTR
 from .sizes import size_names
 
 
@@ -47,10 +47,15 @@ Param = Union[BufferParam, ScalarParam]
 
 @dataclass(frozen=True)
 class Signature:
-    """The parameters of a stage-III function in call order."""
+    """The parameters of a stage-III function in call order.
+
+    ``nnz_from`` pairs a size variable with the indptr parameter whose last entry it must be:
+    the positions of a variable axis that declares no nnz, bound by the arrays laid out by it.
+    """
 
     name: str
     params: tuple[Param, ...]
+    nnz_from: tuple[tuple[str, str], ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -80,7 +85,8 @@ def signature_of(func: "tirx.PrimFunc", name: str) -> Signature:
             params.append(BufferParam(pname, str(p.ty.dtype), shape, any(p.same_as(w) for w in written), alt))
         else:
             params.append(ScalarParam(pname, str(p.ty.dtype), pname in sizes))
-    return Signature(name, tuple(params))
+    nnz_from = attrs[NNZ_FROM_ATTR] if attrs is not None and NNZ_FROM_ATTR in attrs else {}
+    return Signature(name, tuple(params), tuple((str(k), str(v)) for k, v in nnz_from.items()))
 
 
 def _shape_of_text(texts: Any, scalars: dict[str, Var]) -> Optional[tuple[Expr, ...]]:

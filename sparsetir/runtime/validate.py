@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numbers
 import weakref
+from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .._tvm import Var
 from ..errors import ArgumentError, LoweringError
 from .arrays import ArrayInfo, inspect_array, is_array
 from .constraints import Constraint, IndicesConstraint, IndptrConstraint, LastOf
@@ -33,6 +35,7 @@ class CallValidator:
     def __init__(self, signature: Signature, constraints: Sequence[Constraint], device: str = "cpu"):
         self.signature = signature
         self.device = device
+        constraints = _with_nnz_from(signature, constraints)
         # Index pointers first: checking coordinates uses the row boundaries.
         self.constraints = _merged_indptrs([c for c in constraints if isinstance(c, IndptrConstraint)]) + [
             c for c in constraints if isinstance(c, IndicesConstraint)
@@ -82,6 +85,12 @@ class CallValidator:
                 env[p.name] = prepared[i]
         infos = {p.name: self._array(p, values[i]) for i, p, _, _ in self._buffers}
         ranks = {p.name: len(p.shape) for _, p, _, _ in self._buffers}
+        for size, array in self.signature.nnz_from:
+            # The positions of an axis without nnz: its indptr's last entry, which the arrays laid
+            # out by it must hold (so a short one is named, not its indptr); checked below.
+            ptr = infos[array].host
+            if ptr is not None and ptr.ndim == 1 and ptr.size and ptr.dtype.kind == "i" and ptr[-1] >= 0:
+                env[size] = int(ptr[-1])
         for array, dim, var in self._dim_bindings:
             if len(infos[array].shape) == ranks[array]:
                 env.setdefault(var, infos[array].shape[dim])
@@ -317,6 +326,15 @@ def _numpy_dtype(name: str) -> Optional[np.dtype]:
         return np.dtype(name)
     except TypeError:
         return None
+
+
+def _with_nnz_from(signature: Signature, constraints: Sequence[Constraint]) -> list[Constraint]:
+    """``constraints`` with the indptr of each axis that declares no nnz required to end at the
+    length of the arrays laid out by it (``Signature.nnz_from``), which the kernel indexes
+    through it; an indptr constraint that already names an end keeps it."""
+    ends = {array: Var(size, "int64") for size, array in signature.nnz_from}
+    return [replace(c, nnz=ends[c.array]) if isinstance(c, IndptrConstraint) and c.nnz is None and c.array in ends
+            else c for c in constraints]
 
 
 def _merged_indptrs(constraints: list[IndptrConstraint]) -> list[IndptrConstraint]:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
 from ..ir.axis import Axis
-from ..ir.stage2 import (ALLOCATED, ALT_SHAPES_ATTR, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function,
-                         partitions_of)
+from ..ir.stage2 import (ALLOCATED, ALT_SHAPES_ATTR, INDICES, INDPTR, NNZ_FROM_ATTR, VALUE, Stage2Buffer,
+                         Stage2Function, partitions_of)
 
 if TYPE_CHECKING:
     from .guard_accesses import ValueRange
@@ -68,15 +68,27 @@ class _Flatten:
         self.f2 = f2
         self.info: dict[Any, tuple[Stage2Buffer, Var]] = {}  # stage-II var -> (meta, stage-III var)
         self.analyzer = tvm.sym.Analyzer()
+        self.nnz_vars: dict[str, tuple[Axis, Var]] = {}  # axes without nnz: axis name -> (axis, size var)
+
+    def _nnz(self, axis: Axis) -> Any:
+        """The number of positions of variable ``axis``: its nnz, or for one that declares none
+        (``T.dense_variable(I, n, indptr)``) a size variable, ``J_nnz``, that the array laid out
+        by it binds (its length) and the call checks against the last entry of the indptr."""
+        if axis.nnz is not None:
+            return axis.nnz
+        if axis.name not in self.nnz_vars:
+            taken = set(self.f2.param_names) | {str(v.name) for _, v in self.nnz_vars.values()}
+            name = f"{axis.name}_nnz"
+            while name in taken:
+                name += "_"
+            self.nnz_vars[axis.name] = (axis, Var(name, axis.idtype))
+        return self.nnz_vars[axis.name][1]
 
     def _count(self, axes: list[Axis]) -> Any:
         """Number of positions of the whole axis chain (flat)."""
         last = _last_variable(axes)
         if last >= 0:
-            nnz = axes[last].nnz
-            if nnz is None:
-                raise LoweringError(f"axis '{axes[last].name}' declares no nnz, but its positions are stored")
-            return _product([nnz] + [a.positions for a in axes[last + 1 :]])
+            return _product([self._nnz(axes[last])] + [a.positions for a in axes[last + 1 :]])
         return _product([a.positions for a in axes])
 
     def _shape(self, meta: Stage2Buffer) -> list[Any]:
@@ -87,9 +99,7 @@ class _Flatten:
             return [count + extra if extra is not None else count]
         last = _last_variable(axes)
         if last >= 0:
-            nnz = axes[last].nnz
-            if nnz is None:
-                raise LoweringError(f"buffer '{meta.name}': axis '{axes[last].name}' declares no nnz")
+            nnz = self._nnz(axes[last])
             head = nnz + extra if extra is not None else nnz
             return [head] + [a.positions for a in axes[last + 1 :]]
         dims = [a.positions for a in axes]
@@ -153,6 +163,7 @@ class _Flatten:
         )
         if flattened:  # what is left of the old buffers: the blocks' allocations
             body = structural_map(body, [(Var, lambda v: next((new for old, new in flattened if v.same_as(old)), v))])
+        nnz_from = self._nnz_sources(params)
         out = tirx.PrimFunc(params, body, prim.ret_type)
         from .guard_accesses import guard_accesses  # here: it reads sparse_iter, which imports the pipeline
 
@@ -161,9 +172,24 @@ class _Flatten:
         attrs["sparse_tir_level"] = STAGE_III_LEVEL
         if alt_shapes:
             attrs[ALT_SHAPES_ATTR] = alt_shapes
+        if nnz_from:
+            attrs[NNZ_FROM_ATTR] = nnz_from
         for key, value in attrs.items():
             out = out.with_attr(key, value)
         return out
+
+    def _nnz_sources(self, params: list[Var]) -> dict[str, str]:
+        """{size variable: the indptr parameter whose last entry it is} for the axes that declare
+        no nnz; each variable must be the length of an array parameter, which binds it."""
+        sources = {}
+        for axis, var in self.nnz_vars.values():
+            indptr = str(self._indptr3(axis).name)
+            if not any(isinstance(p.ty, tirx.BufferType) and any(d.same_as(var) for d in p.ty.shape) for p in params):
+                raise LoweringError(
+                    f"axis '{axis.name}' declares no nnz, and no array laid out by it gives its number of positions; "
+                    f"declare it: T.dense_variable({axis.parent.name}, ({axis.length}, nnz), {indptr})")
+            sources[str(var.name)] = indptr
+        return sources
 
     def _checked_values(self) -> dict[Any, ValueRange]:
         """The ranges the argument checks (``driver.constraints_of``) give the elements of the
@@ -175,8 +201,9 @@ class _Flatten:
         for meta, new in self.info.values():
             for axis in self.f2.axes:
                 if meta.role == INDPTR and axis.is_variable and axis.indptr.same_as(meta.buffer) \
-                        and axis.nnz is not None:
-                    values[new] = ValueRange(_zero(axis.nnz), axis.nnz)
+                        and (axis.nnz is not None or axis.name in self.nnz_vars):
+                    nnz = self._nnz(axis)
+                    values[new] = ValueRange(_zero(nnz), nnz)
                     break
                 if meta.role == INDICES and axis.is_sparse and axis.indices.same_as(meta.buffer):
                     values[new] = ValueRange(_zero(axis.length), axis.length - 1)
