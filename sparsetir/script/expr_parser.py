@@ -33,6 +33,9 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 #: How deeply the operations of one expression may nest: ``a + b + c`` nests 2 deep, ``-A[i]``
 #: 2 (a load is an operation, a name or literal is not), a chain ``x and y and z`` 2 as well. TVM's C++ passes recurse over expressions, and
 #: Python's own parser gives up near 3,000 levels; 1,000 keeps both far from their limits.
+#: Checked twice: on the script as it is read, and on the expression built, which can be deeper
+#: (a cast to the wider type, what ``T.abs`` stands for) and is what the printers write, so a
+#: program that was read prints to a script that reads back.
 MAX_EXPR_DEPTH = 1000
 #: how many casts may nest inside one another (``T.int32(T.int64(x) + 1)`` is two)
 MAX_CAST_DEPTH = 8
@@ -136,7 +139,17 @@ def constant_value(expr: Expr, memo: Memo | None = None) -> Any:
 def _children(node: Any) -> list[Any]:
     fields = ("a", "b", "value", "condition", "true_value", "false_value")
     out = [c for c in (getattr(node, f, None) for f in fields) if isinstance(c, Expr)]
-    return out + [c for c in getattr(node, "args", []) if isinstance(c, Expr)]
+    out += [c for c in getattr(node, "args", []) if isinstance(c, Expr)]
+    return out + [c for c in getattr(node, "indices", ()) if isinstance(c, Expr)]  # a load's
+
+
+#: What a built expression's depth does not count, as the syntax's does not: names and literals.
+_LEAVES = (Var, tirx.IntImm, tirx.FloatImm, tvm.ir.StringImm)
+
+
+def _built_depth(node: Any, below: list[int]) -> int:
+    """``_fold``'s step for the depth of a built expression in operations (``MAX_EXPR_DEPTH``)."""
+    return 0 if isinstance(node, _LEAVES) else 1 + max(below, default=0)
 
 
 #: Values of ``_fold`` by node handle, each with its node (kept alive, so the handle stays its own).
@@ -250,6 +263,7 @@ class ExprParser:
         self.lookup = lookup
         self._depth = 0  # nesting depth of the node being read, for evaluations started inside one
         self._constants: Memo = {}  # which expressions built so far are constant (constant_value)
+        self._depths: Memo = {}  # how deep the expressions built so far nest (_built_depth)
 
     # --- entry points -----------------------------------------------------------------------
 
@@ -282,13 +296,13 @@ class ExprParser:
         """The value of a node (or the result of a handler step), evaluated with an explicit
         stack of suspended handlers; nodes nested deeper than ``MAX_EXPR_DEPTH`` are refused."""
         base = self._depth
-        stack: list[tuple[Step, int]] = []
+        stack: list[tuple[Step, int, Any]] = []  # a suspended handler, its depth, its node
         result: Any = None
         pending: Any = start
         try:
             while True:
                 if isinstance(pending, Generator):
-                    stack.append((pending, base))
+                    stack.append((pending, base, None))
                     result = None
                 elif pending is not None:
                     depth = (stack[-1][1] if stack else base) + _nesting(pending)
@@ -297,20 +311,27 @@ class ExprParser:
                     self._depth = depth
                     step = self._visit(pending)
                     if isinstance(step, Generator):
-                        stack.append((step, depth))
+                        stack.append((step, depth, pending))
                         result = None
                     else:
-                        result = step
+                        result = self._checked(step, pending)
                 if not stack:
                     return result
-                handler, self._depth = stack[-1]
+                handler, self._depth, _ = stack[-1]
                 try:
                     pending = handler.send(result)
                 except StopIteration as done:
-                    stack.pop()
-                    result, pending = done.value, None
+                    _, _, node = stack.pop()
+                    result, pending = self._checked(done.value, node), None
         finally:
             self._depth = base
+
+    def _checked(self, value: Any, node: Any) -> Any:
+        """``value``, built for ``node``, once its depth is known to be within ``MAX_EXPR_DEPTH``."""
+        if node is not None and isinstance(value, Expr) and _fold(value, _built_depth, self._depths) > MAX_EXPR_DEPTH:
+            self.source.fail(node, f"this expression nests more than {MAX_EXPR_DEPTH} operations deep as built (a cast "
+                                   "to the wider type and T.abs add operations to what is written); split it", ScriptSyntaxError)
+        return value
 
     def _visit(self, node: ast.AST) -> Union[Value, Step]:
         method = getattr(self, "_" + type(node).__name__, None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from .._tvm import Expr, Var, s_tir, structural_equal, tirx, tvm
 from ..errors import ScriptSyntaxError, VerifyError
@@ -354,11 +354,14 @@ class Stage2Reader:
                 self.fail(node, "only buffer stores (A[i] = value) assign in a stage-II body; declare buffers in a block", ScriptSyntaxError)
             return self.store(node.targets[0], node.value, span)
         if isinstance(node, ast.AugAssign):
-            ops = {ast.Add: tirx.Add, ast.Sub: tirx.Sub, ast.Mult: tirx.Mul}
-            if not isinstance(node.target, ast.Subscript) or type(node.op) not in ops:
+            if not isinstance(node.target, ast.Subscript) or not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
                 self.fail(node, "only A[i] += / -= / *= value is supported", ScriptSyntaxError)
-            store = self.store(node.target, node.value, span, ops[type(node.op)])
-            return store
+            # read as A[i] = A[i] + value, as the printer writes it back (and as stage I reads it),
+            # so the depth limit counts the operation it adds
+            value = ast.BinOp(left=node.target, op=node.op, right=node.value)
+            ast.copy_location(value, node)
+            value.end_lineno, value.end_col_offset = node.end_lineno, node.end_col_offset
+            return self.store(node.target, value, span)
         if isinstance(node, ast.If):
             cond = self._cond(node.test, "an if condition")
             then = self.scoped(node.body, node)
@@ -397,12 +400,10 @@ class Stage2Reader:
             self.fail(node, f"{what} must be bool, got {dtype_of(cond)}")
         return cond
 
-    def store(self, target: ast.Subscript, value_node: ast.AST, span: Any, op: Optional[Callable] = None) -> Any:
+    def store(self, target: ast.Subscript, value_node: ast.AST, span: Any) -> Any:
         buffer, indices = self.exprs.buffer_access(target)
         dtype = str(buffer.ty.dtype)
         value = self.exprs.expr(value_node, dtype)
-        if op is not None:
-            value = op(tirx.BufferLoad(buffer, indices, span), value, span)
         if dtype_of(value) != dtype:
             self.fail(value_node, f"storing a {dtype_of(value)} value into '{buffer.name}' of {dtype}; cast it with T.cast(x, \"{dtype}\")")
         return tirx.BufferStore(buffer, value, indices, span=span)

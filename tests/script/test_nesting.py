@@ -142,6 +142,38 @@ def test_a_region_lo_hi_prints_as_written_not_deeper(stage2: str):
     _roundtrip(text)
 
 
+# --- what is built may be deeper than what is written; the limit holds for both ---------------
+
+STORE2 = "C[vi, vk] = C[vi, vk] + A[vi, vj] * B[J_indices[vi, vj], vk]"
+
+
+def test_a_stage2_augmented_store_counts_the_operation_it_adds(stage2: str):
+    """``C[i] += v`` is ``C[i] = C[i] + v``, as printed: a ``v`` at the limit is one too deep
+    (read as written, its print did not parse back)."""
+    at_limit = stage2.replace(STORE2, "C[vi, vk] += " + _sum("A[vi, vj]", MAX_EXPR_DEPTH - 1))
+    _roundtrip(at_limit)
+    text = stage2.replace(STORE2, "C[vi, vk] += " + _sum("A[vi, vj]", MAX_EXPR_DEPTH))
+    err = _error(text)
+    assert isinstance(err, ScriptSyntaxError), f"{type(err).__name__}: {err}"
+    assert err.message.startswith(f"this expression nests more than {MAX_EXPR_DEPTH} operations deep;"), err.message
+    assert (err.line, err.col) == _position(text, "A[vi, vj] + A")
+
+
+def test_casts_to_the_wider_type_count_toward_the_limit(stage2: str):
+    """``T.int64(1) + vk`` is built as ``T.int64(1) + T.cast(vk, "int64")``: one operation more
+    than written, which the print shows; at the limit it is refused at the node whose built
+    value passes it (here the outer cast, one level above the deepest addition)."""
+    def widened(terms: int) -> str:
+        return stage2.replace(STORE2, f"C[vi, vk] = T.float32(T.int64(1) + {_sum('vk', terms)})")
+
+    _roundtrip(widened(MAX_EXPR_DEPTH - 2))  # the float32 cast, 998 additions, the cast of a vk
+    text = widened(MAX_EXPR_DEPTH - 1)
+    err = _error(text)
+    assert isinstance(err, ScriptSyntaxError), f"{type(err).__name__}: {err}"
+    assert err.message.startswith(f"this expression nests more than {MAX_EXPR_DEPTH} operations deep as built"), err.message
+    assert (err.line, err.col) == _position(text, "T.float32(T.int64(1)")
+
+
 # --- MAX_SYNTAX_DEPTH: checked before anything reads the script, at both stages ----------------
 
 
@@ -218,22 +250,24 @@ def test_reading_and_printing_need_no_frame_per_level(case: str, stage2: str):
     sparsetir.assert_structural_equal(func, sparsetir.parse(printed, "<printed>"))
 
 
-def test_constant_checks_visit_each_operation_once():
-    """Each ``+`` of a constant sum asks whether its operands are constant; remembered answers
-    keep that linear (it was quadratic: a 1,000-term sum took seconds, a fuzzer hang)."""
-    visits = []
+def test_constant_and_depth_checks_visit_each_operation_a_few_times():
+    """Each ``+`` of a constant sum asks whether its operands are constant and how deep they
+    nest; remembered answers keep that linear (it was quadratic: a 1,000-term sum took seconds,
+    a fuzzer hang)."""
     children = expr_parser._children
-
-    def counting(node):
-        visits.append(node)
-        return children(node)
-
+    counts = {}
     for terms in (200, 800):
-        visits.clear()
+        visits = []
+
+        def counting(node):
+            visits.append(node)
+            return children(node)
+
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(expr_parser, "_children", counting)
             sparsetir.parse(STAGE1.replace("C[i, k] + A[i, j]", f"T.float32({_sum('1', terms)})"))
-        assert len(visits) < 10 * terms, (terms, len(visits))  # quadratic: terms**2 / 2
+        counts[terms] = len(visits)
+    assert counts[800] < 20 * 800 and counts[800] < 5 * counts[200], counts  # quadratic: 16x
 
 
 # --- Python's recursion limit reached anyway: a located error -----------------------------------
