@@ -677,7 +677,7 @@ def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captu
             err.args = (err.render(),)
         raise
     except RecursionError as err:  # every way in (parse, @T.prim_func, specialize) comes through here
-        raise source.too_deep(node, err) from err
+        raise source.too_deep(node) from err
     return func
 
 

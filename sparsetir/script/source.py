@@ -94,7 +94,7 @@ class Source:
                     raise self.error(node, f"this string holds a lone surrogate ({node.value[err.start]!r}), "
                                            "which is not text; TVM stores strings as UTF-8", VerifyError) from err
 
-    def too_deep(self, node: ast.AST, err: RecursionError) -> ScriptSyntaxError:
+    def too_deep(self, node: ast.AST) -> ScriptSyntaxError:
         """The located error for Python's recursion limit reached while reading ``node`` (a
         function definition): it points at the most deeply nested part of it, statements and
         expressions counted together, which is what to simplify. Reading is meant never to
