@@ -145,6 +145,24 @@ class AttachedAxis(Object):
     span: Optional[Span] = field(default=None, structural_eq="ignore")
 
 
+def after_sibling(axes: list[Axis], k: int) -> bool:
+    """Whether ``axes[k]``, in a buffer's layout, comes after a *sibling*: a dense variable axis
+    right after another variable axis of the same parent, which comes right before that one
+    (a batch of matrices ``(B, I, IJ)``: ``I`` and ``IJ`` both under ``B``).
+
+    Such a buffer stores, for each position of the parent, the block of the later axis's
+    positions there (its indptr gives the block's start: the batch's offset), split evenly among
+    the sibling's positions in row-major order: each of ``I``'s rows holds
+    ``(block length) // (I's row length)`` of them.
+    """
+    if k < 2:
+        return False
+    axis, sibling = axes[k], axes[k - 1]
+    return (axis.kind is AxisKind.DENSE_VARIABLE and sibling.is_variable and axis.parent is not None
+            and sibling.parent is not None and axis.parent.same_as(sibling.parent)
+            and axes[k - 2].same_as(axis.parent))
+
+
 def iter_axes(entry: Object) -> list[Axis]:
     """The axes an entry of a sparse iteration's axis list contributes, one per iterator."""
     if isinstance(entry, FusedAxis):

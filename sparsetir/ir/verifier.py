@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from .._tvm import Span, TensorLoad, Var, structural_walk, tirx
 from ..errors import VerifyError
-from .axis import INDEX_DTYPES, AxisKind, AttachedAxis, Axis, FusedAxis
+from .axis import INDEX_DTYPES, AxisKind, AttachedAxis, Axis, FusedAxis, after_sibling
 from .buffer import SparseBuffer
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
@@ -35,12 +35,17 @@ def verify_lowerable(func: SparseFunction) -> SparseFunction:
     below a root are stored per row of the ancestors (an indptr or indices array is indexed by
     exactly the ancestors' positions, and the values of a sparse prefix are flattened through
     them), so an axis with a parent must come right after its own chain of ancestors:
-    ``(K, I, J)`` or ``(I, K, J)`` with ``J`` under ``I`` are refused.
+    ``(K, I, J)`` or ``(I, K, J)`` with ``J`` under ``I`` are refused. One exception: a dense
+    variable axis may come after a *sibling* (``axis.after_sibling``), a batch's ``(B, I, IJ)``,
+    whose positions under each row of the parent are split evenly among the sibling's.
     """
     for buf in func.buffers:
-        for k, axis in enumerate(buf.axes):
+        axes = list(buf.axes)
+        for k, axis in enumerate(axes):
             ancestors = axis.ancestors()
-            if axis.parent is not None and not _same_axes(list(buf.axes[:k]), ancestors):
+            if after_sibling(axes, k) and _same_axes(axes[:k - 1], ancestors):
+                continue
+            if axis.parent is not None and not _same_axes(axes[:k], ancestors):
                 chain = ", ".join(a.name for a in ancestors + [axis])
                 raise _fail(
                     f"buffer '{buf.name}' must be laid out from the root axis down to be lowered: axis '{axis.name}' "

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from .._tvm import Expr, Var, s_tir, structural_equal, tirx, tvm
 from ..errors import ScriptSyntaxError, VerifyError
-from ..ir.axis import Axis, AxisKind, make_axis
+from ..ir.axis import Axis, AxisKind, after_sibling, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
 from ..ir.verifier import verify_extents
@@ -263,7 +263,9 @@ class Stage2Reader:
             for k, axis in enumerate(axes_of):
                 # Flattening the buffer's indices (``flatten_sparse_buffers``) reads an axis's
                 # position under its parent's, so the parent (or its twin) must come right before.
-                if axis.parent is not None and (k == 0 or not _same_positions(axes_of[k - 1], axis.parent)):
+                # A dense variable axis may also follow a sibling (a batch's (B, I, IJ)).
+                if axis.parent is not None and (k == 0 or not _same_positions(axes_of[k - 1], axis.parent)) \
+                        and not after_sibling(axes_of, k):
                     self.fail(stmt, f"buffer '{sb.name}': axis '{axis.name}' must come right after its parent "
                                     f"'{axis.parent.name}', as (..., {axis.parent.name}, {axis.name}, ...)")
             if sb.handle is None:

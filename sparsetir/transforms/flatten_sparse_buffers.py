@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from .._tvm import TensorLoad, TensorRegion, Var, structural_map, tirx, tvm
 from ..errors import LoweringError
-from ..ir.axis import Axis
+from ..ir.axis import Axis, after_sibling
 from ..ir.stage2 import (ALLOCATED, ALT_SHAPES_ATTR, INDICES, INDPTR, NNZ_FROM_ATTR, VALUE, Stage2Buffer,
                          Stage2Function, partitions_of)
 
@@ -235,15 +235,28 @@ class _Flatten:
 
     def _flat(self, axes: list[Axis], indices: list[Any]) -> Any:
         flat = None
+        flats: list[Any] = []  # the position after each axis
         for k, (axis, p) in enumerate(zip(axes, indices)):
             if k == 0:
                 if axis.is_variable:
                     raise LoweringError(f"a buffer cannot start with variable axis '{axis.name}'")
                 flat = p
+            elif axis.is_variable and after_sibling(axes, k):
+                # The parent row's block (from the axis's indptr), split evenly among the rows
+                # of the sibling before it: (B, I, IJ)'s X[b, i, j] is at
+                # IJ_indptr[b] + i * (block of b // rows of I in b) + j.
+                row = flats[k - 2]
+                ptr, sibling = self._indptr3(axis), self._indptr3(axes[k - 1])
+                start = tirx.BufferLoad(ptr, [row])
+                block = tirx.BufferLoad(ptr, [row + 1]) - start
+                rows = tirx.BufferLoad(sibling, [row + 1]) - tirx.BufferLoad(sibling, [row])
+                width = tirx.floordiv(block, tirx.max(rows, tirx.const(1, str(rows.ty.dtype))))
+                flat = start + indices[k - 1] * width + p
             elif axis.is_variable:
                 flat = tirx.BufferLoad(self._indptr3(axis), [flat]) + p
             else:
                 flat = flat * axis.positions + p
+            flats.append(flat)
         # Canonical form, so that TVMScript prints and parses the index back to the same tree.
         return self.analyzer.simplify(flat)
 
