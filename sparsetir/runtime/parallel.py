@@ -61,6 +61,7 @@ class LaunchStats:
     late: int  # OpenMP launches in which a thread arrived late (each sets OpenMP aside a while)
     workers: int  # pool workers started
     pool_late: int  # pool launches that waited long for a descheduled helper (each halves the helpers a while)
+    crowded: int = 0  # launches given fewer threads because other processes' threads were runnable
 
 
 def default_threads() -> int:
@@ -80,6 +81,7 @@ class Launcher:
         self._lib.sparsetir_parallel_configure.argtypes = [ctypes.c_int, ctypes.c_int] + [ctypes.c_long] * 4
         self._lib.sparsetir_parallel_use_openmp.argtypes = [ctypes.c_void_p] * 3
         self._lib.sparsetir_parallel_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
+        self._lib.sparsetir_parallel_configure_crowd.argtypes = [ctypes.c_long]
         self.address: int = ctypes.cast(self._lib.sparsetir_parallel_launch, ctypes.c_void_p).value
         self._serial_begin = self._lib.sparsetir_parallel_serial_begin
         self._serial_end = self._lib.sparsetir_parallel_serial_end
@@ -115,11 +117,13 @@ class Launcher:
         self._threads = count
 
     def configure(self, *, chunks_per_thread: int = -1, spin_ns: int = -1, late_ns: int = -1,
-                  backoff_ns: tuple[int, int] = (-1, -1)) -> None:
+                  backoff_ns: tuple[int, int] = (-1, -1), crowd_period_ns: int = -1) -> None:
         """Tune the launcher (``-1`` keeps a setting): chunks per thread, how long pool workers
-        spin before sleeping, how late an OpenMP thread may arrive, the pool period after one
-        did (doubling from the first to the second value)."""
+        spin before sleeping, how late a helper may arrive, the pool period after one did
+        (doubling from the first to the second value), how often the machine's runnable threads
+        are counted to leave other processes' cores alone (0: never)."""
         self._lib.sparsetir_parallel_configure(-1, chunks_per_thread, spin_ns, late_ns, *backoff_ns)
+        self._lib.sparsetir_parallel_configure_crowd(crowd_period_ns)
 
     def find_openmp(self) -> Optional[str]:
         """Share the OpenMP runtime loaded in this process, if any (and not done yet); its path."""
@@ -145,7 +149,7 @@ class Launcher:
 
     def stats(self) -> LaunchStats:
         """Counters since the process started."""
-        out = (ctypes.c_uint64 * 6)()
+        out = (ctypes.c_uint64 * 7)()
         self._lib.sparsetir_parallel_stats(out)
         return LaunchStats(*(int(v) for v in out))
 

@@ -24,14 +24,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+#: The launcher's default period for counting the machine's runnable threads.
+CROWD_PERIOD_NS = 5_000_000
+
+
 @pytest.fixture
 def launcher():
+    """The process's launcher; the tests that watch which backend ran do not want it limited by
+    whatever else runs on the machine now, so counting others' runnable threads is off."""
     active = parallel.launcher()
     assert active is not None, parallel.unavailable_reason()
     threads = active.threads
+    active.configure(crowd_period_ns=0)
     yield active
     active.set_threads(threads)
-    active.configure(chunks_per_thread=4, late_ns=300_000, backoff_ns=(20_000_000, 1_280_000_000))
+    active.configure(chunks_per_thread=4, late_ns=300_000, backoff_ns=(20_000_000, 1_280_000_000),
+                     crowd_period_ns=CROWD_PERIOD_NS)
     active.find_openmp()
 
 
@@ -161,6 +169,42 @@ def test_a_long_wait_for_a_pool_helper_halves_the_helpers(launcher):
     _check(A, X, expected)
     after = launcher.stats()
     assert (after.serial, after.pool) == (middle.serial + 1, middle.pool)
+
+
+def _usable_cores() -> int:
+    """The CPUs this process may run on when that is every online CPU (the launcher counts
+    runnable threads only then), else 0."""
+    allowed = len(os.sched_getaffinity(0))
+    return allowed if allowed == os.cpu_count() else 0
+
+
+def test_other_processes_runnable_threads_leave_their_cores_alone(launcher):
+    import subprocess
+    import time
+
+    cores = _usable_cores()
+    if cores < 2:
+        pytest.skip("needs two or more cores, all of them usable by this process")
+    launcher.stop_openmp()
+    launcher.set_threads(cores)
+    A, X, expected = _case(rows=4000, cols=2000, width=32, seed=9)
+    call = _direct_call(A, X)
+    # As many spinning processes as cores: every core is taken, so a launch runs on its caller
+    # alone, without a helper that would be descheduled at random.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        time.sleep(0.2)
+        launcher.configure(crowd_period_ns=1)  # count on every launch
+        before = launcher.stats()
+        for _ in range(5):
+            call()
+        after = launcher.stats()
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert after.crowded - before.crowded == 5
+    assert after.serial - before.serial == 5 and after.pool == before.pool
 
 
 def _direct_call(A, X):

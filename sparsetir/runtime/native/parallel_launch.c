@@ -19,21 +19,27 @@
  *    (a woken thread gets a core promptly; a spinning one waits for the tick).
  *
  * OpenMP's join waits for every thread of the team, even one that arrives after all chunks
- * are done. When a helper arrives that late (a descheduled thread: another process holds its
- * core), launches go to the pool for a while, with a doubling back-off, then OpenMP is tried
- * again. The pool's caller waits only for chunks a helper claimed; when that wait is long
- * (longer than the late limit and than its own work: a helper was descheduled mid-chunk, the
- * machine has more runnable threads than cores), the pool runs with half as many helpers for
- * a while, down to none, with the same back-off. A launch from inside another launch, or
- * from a second thread while the pool is busy, runs serially on its caller.
+ * are done, and for a chunk whose thread was preempted halfway (torch's threads spin between
+ * ops, spending their time slice, so on a busy machine they are the ones preempted). A team
+ * thread arriving late (descheduled: another process holds its core) claims nothing; when a
+ * helper arrived that late, or the join waited long for one, launches go to the pool for a
+ * while, with a doubling back-off, then OpenMP is tried again. The pool's workers sleep soon
+ * after a job, and at once while contention was seen lately; its caller waits only for chunks
+ * a helper claimed, spinning briefly and then asleep. When that wait is long (longer than the
+ * late limit and than its own work: a helper was descheduled mid-chunk, the machine has more
+ * runnable threads than cores), the pool runs with half as many helpers for a while, down to
+ * none, with the same back-off. A launch from inside another launch, or from a second thread
+ * while the pool is busy, runs serially on its caller.
  *
  * Linux only (futex); built by runtime/parallel.py with the system C compiler.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -59,6 +65,7 @@ static int chunks_per_thread = 4;
 static int threads = 1;                   /* the pool's threads, the caller included */
 static long spin_ns = 50000;              /* how long a pool worker spins before sleeping */
 static long late_ns = 300000;             /* an OpenMP thread arriving this late is "late" */
+static long wait_spin_ns = 20000;         /* how long a caller spins for helpers before sleeping */
 static long backoff_min_ns = 20000000;    /* first pool period after a late arrival */
 static long backoff_max_ns = 1280000000;
 
@@ -75,6 +82,72 @@ static _Atomic uint64_t stat_openmp, stat_pool, stat_serial, stat_late, stat_poo
 static _Atomic long pool_limit_until;
 static _Atomic int pool_limit;
 static _Atomic long pool_backoff;
+
+/* ---- How crowded the machine is ----
+ *
+ * Threads of other processes that are runnable take cores a launch's helpers would need, and
+ * a helper that shares a core with one is preempted at random (mid-chunk: the launch waits a
+ * time slice). Before the late arrivals and long waits above ever happen, a launch uses no more
+ * threads than the cores that other processes leave free: the kernel's count of runnable
+ * threads (/proc/loadavg, a system-wide count of the moment), less the caller and the helpers
+ * of this process that may be spinning, read at most every crowd_period_ns. Only where the
+ * process may run on every online CPU (else the count covers cores it cannot use).
+ */
+static long now_ns(void);
+
+static long crowd_period_ns = 5000000;    /* 0: never limit the team */
+static int crowd_cores = -1;              /* the online CPUs, all usable (0: count not usable) */
+static _Atomic long crowd_sampled_at;
+static _Atomic int crowd_others;          /* others' runnable threads at the last sample */
+static _Atomic int pool_spinning;         /* pool workers spinning now (they are runnable) */
+static _Atomic uint64_t stat_crowded;
+
+static int usable_cores(void) {
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 1 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set) == online ? (int)online : 0;
+}
+
+/* The runnable threads of the whole machine now, or -1. */
+static int runnable_now(void) {
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[128];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  text[n] = 0;
+  char* field = text;  /* "0.52 0.58 0.59 3/467 12345": the fourth field's first number */
+  for (int i = 0; i < 3 && field; i++) {
+    field = strchr(field, ' ');
+    if (field) field++;
+  }
+  return field ? atoi(field) : -1;
+}
+
+/* At most `team` threads, fewer where other processes' runnable threads leave fewer cores;
+   `ours` of this process's threads besides the caller may be runnable (spinning) now. */
+static int uncrowded(int team, int ours) {
+  if (crowd_cores < 0) crowd_cores = usable_cores();
+  if (crowd_cores <= 0 || crowd_period_ns <= 0) return team;
+  long now = now_ns();
+  long sampled = atomic_load_explicit(&crowd_sampled_at, memory_order_relaxed);
+  if (now - sampled > crowd_period_ns &&
+      atomic_compare_exchange_strong(&crowd_sampled_at, &sampled, now)) {
+    int running = runnable_now();
+    if (running > 0) {
+      int others = running - 1 - ours;
+      atomic_store_explicit(&crowd_others, others > 0 ? others : 0, memory_order_relaxed);
+    }
+  }
+  int free = crowd_cores - atomic_load_explicit(&crowd_others, memory_order_relaxed);
+  if (free < team) {
+    atomic_fetch_add_explicit(&stat_crowded, 1, memory_order_relaxed);
+    return free > 1 ? free : 1;
+  }
+  return team;
+}
 
 /* Calls made inside sparsetir_parallel_serial_begin/end on this thread run serially: a caller
    that knows the work is tiny (sparsetir.ops) saves the launch and its scheduling hazards. */
@@ -107,6 +180,7 @@ struct omp_job {
   void* cdata;
   int chunks;
   long start;
+  long caller_done;                       /* when the calling thread found no chunk left */
   _Atomic int next;
   _Atomic int failed;
   _Atomic int late;
@@ -114,15 +188,20 @@ struct omp_job {
 
 static void omp_body(void* data) {
   struct omp_job* job = (struct omp_job*)data;
-  if (omp_thread_num() != 0 && atomic_load_explicit(&job->next, memory_order_relaxed) >= job->chunks &&
-      now_ns() - job->start > late_ns)
+  int caller = omp_thread_num() == 0;
+  if (!caller && now_ns() - job->start > late_ns) {
+    /* Descheduled until now: its core is wanted by someone else, and a chunk it claimed could
+       be preempted half done, holding up the join. Leave the chunks to the others. */
     atomic_store_explicit(&job->late, 1, memory_order_relaxed);
+    return;
+  }
   TVMParallelGroupEnv env = {NULL, job->chunks};
   for (;;) {
     int chunk = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-    if (chunk >= job->chunks) return;
+    if (chunk >= job->chunks) break;
     if (job->f(chunk, &env, job->cdata) != 0) atomic_store_explicit(&job->failed, 1, memory_order_relaxed);
   }
+  if (caller) job->caller_done = now_ns();
 }
 
 /* The next back-off period after `previous` (0: none yet). */
@@ -132,9 +211,15 @@ static long next_backoff(long previous) {
 }
 
 static int omp_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) {
-  struct omp_job job = {f, cdata, chunks, now_ns(), 0, 0, 0};
+  struct omp_job job = {f, cdata, chunks, now_ns(), 0, 0, 0, 0};
   omp_parallel(omp_body, &job, (unsigned)team, 0);
+  long end = now_ns();
   atomic_fetch_add_explicit(&stat_openmp, 1, memory_order_relaxed);
+  /* The join waited long for a team thread that claimed a chunk (longer than the late limit
+     and than the caller's own work): it was preempted mid-chunk, as happens to a thread that
+     spun away its time slice on a busy machine. */
+  long joined = end - job.caller_done;
+  if (joined > late_ns && joined > job.caller_done - job.start) atomic_store(&job.late, 1);
   if (atomic_load(&job.late)) {
     long backoff = next_backoff(atomic_load(&omp_backoff));
     atomic_store(&omp_backoff, backoff);
@@ -153,7 +238,10 @@ static struct {
   _Atomic(FTVMParallelLambda) f;
   _Atomic(void*) cdata;
   _Atomic int chunks;
-  _Atomic int done;                       /* chunks finished in this generation */
+  _Atomic int done;                       /* chunks finished in this generation (a futex word) */
+  _Atomic int caller_waits;               /* the caller sleeps on `done` */
+  _Atomic long published;                 /* when the job was published */
+  _Atomic int late;                       /* a helper arrived late in this generation */
   _Atomic int failed;
   _Atomic uint32_t wake;                  /* futex word, bumped by each publication */
   _Atomic int sleepers;
@@ -180,7 +268,8 @@ static void pool_work(uint64_t gen) {
       continue;
     TVMParallelGroupEnv env = {NULL, chunks};
     if (f((int)chunk, &env, cdata) != 0) atomic_store_explicit(&pool.failed, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+    atomic_fetch_add(&pool.done, 1);
+    if (atomic_load(&pool.caller_waits)) syscall(SYS_futex, &pool.done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   }
 }
 
@@ -196,15 +285,28 @@ static void* pool_worker(void* arg) {
     uint64_t gen = generation();
     if (gen != seen) {
       seen = gen;
-      if (index < atomic_load_explicit(&pool.active, memory_order_relaxed)) pool_work(gen);
+      if (index < atomic_load_explicit(&pool.active, memory_order_relaxed)) {
+        /* A worker that could not run until long after the job was published is sharing its
+           core: a chunk it claimed could be preempted half done while the caller waits. */
+        if (now_ns() - atomic_load_explicit(&pool.published, memory_order_relaxed) > late_ns)
+          atomic_store_explicit(&pool.late, 1, memory_order_relaxed);
+        else
+          pool_work(gen);
+      }
       continue;
     }
-    long until = now_ns() + spin_ns;
+    /* Spinning keeps a worker ready for the next launch, but on a busy machine it spends the
+       worker's time slice, and a worker preempted mid-chunk holds up its launch: while the
+       helpers are limited after such a wait, workers sleep at once. */
+    long start = now_ns();
+    long until = start < atomic_load(&pool_limit_until) ? start : start + spin_ns;
     int found = 0;
+    atomic_fetch_add_explicit(&pool_spinning, 1, memory_order_relaxed);
     while (!found && now_ns() < until) {
       for (int i = 0; i < 32; i++) cpu_relax();
       found = generation() != seen;
     }
+    atomic_fetch_sub_explicit(&pool_spinning, 1, memory_order_relaxed);
     if (found) continue;
     atomic_fetch_add(&pool.sleepers, 1);
     if (generation() == seen) syscall(SYS_futex, &pool.wake, FUTEX_WAIT_PRIVATE, wake, NULL, NULL, 0);
@@ -231,8 +333,27 @@ static int pool_start(int count) {
   return started;
 }
 
-static int pool_launch(FTVMParallelLambda f, void* cdata, int chunks) {
-  int helpers = threads - 1;
+/* Until `done` reaches `chunks`: spin up to wait_spin_ns from `since`, then sleep on the futex
+   (the helpers wake the caller after each chunk while it sleeps; the timeout only bounds a
+   sleep against a wake-up lost to a race it cannot have, to be safe). */
+static void wait_for_helpers(int chunks, long since) {
+  while (atomic_load_explicit(&pool.done, memory_order_acquire) < chunks) {
+    if (now_ns() - since < wait_spin_ns) {
+      for (int i = 0; i < 16; i++) cpu_relax();
+      continue;
+    }
+    atomic_store(&pool.caller_waits, 1);
+    int done = atomic_load(&pool.done);
+    if (done < chunks) {
+      struct timespec limit = {0, 2000000};
+      syscall(SYS_futex, &pool.done, FUTEX_WAIT_PRIVATE, done, &limit, NULL, 0);
+    }
+    atomic_store(&pool.caller_waits, 0);
+  }
+}
+
+static int pool_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) {
+  int helpers = team - 1;
   long start = now_ns();
   int limited = start < atomic_load(&pool_limit_until);
   if (limited && atomic_load(&pool_limit) < helpers) helpers = atomic_load(&pool_limit);
@@ -246,24 +367,23 @@ static int pool_launch(FTVMParallelLambda f, void* cdata, int chunks) {
   atomic_store_explicit(&pool.chunks, chunks, memory_order_relaxed);
   atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
   atomic_store_explicit(&pool.failed, 0, memory_order_relaxed);
+  atomic_store_explicit(&pool.late, 0, memory_order_relaxed);
+  atomic_store_explicit(&pool.published, start, memory_order_relaxed);
   uint64_t gen = generation() + 1;
   atomic_store_explicit(&pool.state, gen << CHUNK_BITS, memory_order_release);
   atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
   if (atomic_load(&pool.sleepers) > 0) syscall(SYS_futex, &pool.wake, FUTEX_WAKE_PRIVATE, MAX_WORKERS, NULL, NULL, 0);
   pool_work(gen);
-  /* Only chunks a running helper claimed are left: wait for those. */
+  /* Only chunks a running helper claimed are left: wait for those, spinning a short while
+     (a helper mid-chunk usually finishes soon), then asleep, leaving the core to whoever needs
+     it (on a busy machine, perhaps the very helper the caller waits for). */
   long worked = now_ns();
-  for (long spins = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < chunks; spins++) {
-    if (spins < 4096)
-      cpu_relax();
-    else
-      sched_yield();
-  }
+  wait_for_helpers(chunks, worked);
   long waited = now_ns() - worked;
   int failed = atomic_load(&pool.failed);
   atomic_fetch_add_explicit(&stat_pool, 1, memory_order_relaxed);
   atomic_store(&pool.busy, 0);
-  if (waited > late_ns && waited > worked - start) {
+  if ((waited > late_ns && waited > worked - start) || atomic_load_explicit(&pool.late, memory_order_relaxed)) {
     long backoff = next_backoff(atomic_load(&pool_backoff));
     atomic_store(&pool_backoff, backoff);
     atomic_store(&pool_limit, helpers / 2);
@@ -294,11 +414,15 @@ int sparsetir_parallel_launch(FTVMParallelLambda f, void* cdata, int num_task) {
   if (use_omp) {
     int omp_threads = omp_max_threads();
     if (omp_threads < team) team = omp_threads;
+    /* its team threads may be spinning after the last torch op */
+    if (team > 1) team = uncrowded(team, omp_threads - 1);
+  } else if (team > 1) {
+    team = uncrowded(team, atomic_load_explicit(&pool_spinning, memory_order_relaxed));
   }
   if (team <= 1) return run_serial(f, cdata);
   int chunks = num_task > 0 ? num_task : team * chunks_per_thread;
   if (chunks > (int)CHUNK_MASK) chunks = (int)CHUNK_MASK;
-  return use_omp ? omp_launch(f, cdata, team, chunks) : pool_launch(f, cdata, chunks);
+  return use_omp ? omp_launch(f, cdata, team, chunks) : pool_launch(f, cdata, team, chunks);
 }
 
 void sparsetir_parallel_serial_begin(void) { serial_depth++; }
@@ -323,6 +447,14 @@ void sparsetir_parallel_configure(int thread_count, int chunks, long spin, long 
   if (backoff_max >= 0) backoff_max_ns = backoff_max;
 }
 
+/* How often the machine's runnable threads are counted (0: never, launches are not limited by
+   them); < 0 leaves the setting. */
+void sparsetir_parallel_configure_crowd(long period_ns) {
+  if (period_ns >= 0) crowd_period_ns = period_ns;
+  atomic_store(&crowd_others, 0);
+  atomic_store(&crowd_sampled_at, 0);
+}
+
 /* Share the OpenMP runtime at these entry points (NULL: stop using OpenMP). */
 void sparsetir_parallel_use_openmp(void* gomp_parallel, void* thread_num, void* max_threads) {
   omp_thread_num = (OmpInt)thread_num;
@@ -335,14 +467,15 @@ void sparsetir_parallel_use_openmp(void* gomp_parallel, void* thread_num, void* 
 }
 
 /* Counters: launches on OpenMP, on the pool, serial; late OpenMP arrivals; workers started;
-   long pool waits. */
-void sparsetir_parallel_stats(uint64_t out[6]) {
+   long pool waits; launches given fewer threads because other processes were runnable. */
+void sparsetir_parallel_stats(uint64_t out[7]) {
   out[0] = atomic_load(&stat_openmp);
   out[1] = atomic_load(&stat_pool);
   out[2] = atomic_load(&stat_serial);
   out[3] = atomic_load(&stat_late);
   out[4] = (uint64_t)pool.workers;
   out[5] = atomic_load(&stat_pool_late);
+  out[6] = atomic_load(&stat_crowded);
 }
 
 /* Whether OpenMP is set aside now (after a late arrival). */
