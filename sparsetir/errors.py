@@ -10,6 +10,11 @@ from __future__ import annotations
 from typing import Optional
 
 
+#: The most characters of a source line an error shows: a longer line (a generated script can
+#: hold one of megabytes) is cut to a window around the caret, marked with "...".
+MAX_EXCERPT = 400
+
+
 class SparseTIRError(Exception):
     """Base class of every error sparsetir raises on purpose."""
 
@@ -46,6 +51,12 @@ class ScriptError(SparseTIRError):
         width = 1
         if self.end_col is not None and self.end_col > col:
             width = min(self.end_col - col, max(1, len(text) - col + 1))
+        if len(text) > MAX_EXCERPT:
+            start = max(0, min(col - 1 - MAX_EXCERPT // 4, len(text) - MAX_EXCERPT))
+            before = "..." if start > 0 else ""
+            after = "..." if start + MAX_EXCERPT < len(text) else ""
+            width = min(width, start + MAX_EXCERPT - (col - 1))
+            text, col = before + text[start : start + MAX_EXCERPT] + after, col - start + len(before)
         caret = " " * (col - 1) + "^" * width
         return f"{head}\n  {text}\n  {caret}"
 

@@ -31,6 +31,10 @@ from ..errors import ScriptError, ScriptSyntaxError, VerifyError
 #: in nested subscripts, as Python nests brackets at most 200 deep), and far below Python's own
 #: parser's limit (about 3,000).
 MAX_SYNTAX_DEPTH = 1500
+#: How long a script may be, in characters: Python's parser alone takes about a second for
+#: 100 MB, so reading any script takes bounded time. The programs we print are kilobytes long
+#: (the ops kernels' stage II at most 7 KB).
+MAX_SCRIPT_CHARS = 10_000_000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LAYOUT_TOKENS = (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
@@ -51,6 +55,9 @@ class Source:
     def parse(self) -> ast.Module:
         """Python's ``ast`` of the text; whatever Python's parser refuses (a syntax error, or
         nesting too deep for it) becomes a located ``ScriptSyntaxError``."""
+        if len(self.text) > MAX_SCRIPT_CHARS:
+            raise ScriptError(f"the script is {len(self.text):,} characters long; at most {MAX_SCRIPT_CHARS:,} "
+                              "are read (split it into several files)", self.filename, 1 + self.line_offset, 1)
         try:
             with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
                 warnings.simplefilter("ignore", SyntaxWarning)

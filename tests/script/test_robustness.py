@@ -139,6 +139,35 @@ def test_printer_prints_ir_deeper_than_the_parser_accepts():
     assert text.count("+") == 20_000
 
 
+# --- huge scripts: bounded time, readable errors -----------------------------------------------
+
+
+def test_a_script_longer_than_the_limit_is_refused_before_it_is_parsed():
+    """A fuzzed 100 MB script (a 100,000-character name a thousand times over, seed 31337) took
+    seconds to parse and to render its error: a hang."""
+    from sparsetir.script.source import MAX_SCRIPT_CHARS
+
+    text = _store(" + ".join(["A[i, j]"] * (MAX_SCRIPT_CHARS // 10)))  # 10 characters a term
+    err = _error(text)
+    assert err.message == (f"the script is {len(text):,} characters long; at most {MAX_SCRIPT_CHARS:,} are read "
+                           "(split it into several files)")
+    assert (err.line, err.col) == (1, 1)
+
+
+def test_an_error_on_a_long_line_shows_a_window_around_the_caret():
+    from sparsetir.errors import MAX_EXCERPT
+
+    name = "x" * 100_000
+    text = _store(f"A[i, j] + {name}")
+    err = _error(text)
+    assert err.message == f"undefined name '{name}'" and (err.line, err.col) == (L1 + 1, len(STORE) + 11)
+    _, excerpt, caret = str(err).split("\n")[-3:]
+    assert len(excerpt) <= MAX_EXCERPT + 8  # the indent and the "..." marks
+    assert excerpt.startswith("  ") and excerpt.endswith("...") and "+ xxx" in excerpt
+    assert caret.index("^") == excerpt.index("+ xxx") + 2 and set(caret.strip()) == {"^"}
+    assert len(str(err)) < 2 * len(name)  # the message names it once; the excerpt adds little
+
+
 # --- empty bodies ---------------------------------------------------------------------------
 
 EMPTY = {
