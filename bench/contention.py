@@ -119,7 +119,7 @@ def main(argv=None) -> int:
                     if active:
                         after = active.stats()
                         measured[load]["launcher"] = {k: getattr(after, k) - getattr(stats_before, k)
-                                                      for k in ("openmp", "pool", "serial", "late", "pool_late")}
+                                                      for k in ("openmp", "pool", "serial", "late", "pool_late", "crowded")}
                 quiet = measured[0]["sparsetir"][0]
                 one_median = measured[1]["sparsetir"][0] / quiet
                 one_p99 = measured[1]["sparsetir"][1] / quiet

@@ -336,8 +336,10 @@ def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
         torch = torch_module()
         # The structure was validated when A was prepared; torch's own checks are off, and said so
         # (torch warns when they are off implicitly).
-        crow = torch.from_numpy(a.indptr).to(A.crow_indices().dtype, copy=True)
-        col = torch.from_numpy(a.indices).to(A.col_indices().dtype, copy=True)
+        # Copied by NumPy, on this thread: torch would copy arrays this large on its OpenMP
+        # team, which waits for a preempted thread on a busy machine (a slow op, for a copy).
+        crow = torch.from_numpy(a.indptr.astype(_numpy_dtype(A.crow_indices().dtype)))
+        col = torch.from_numpy(a.indices.astype(_numpy_dtype(A.col_indices().dtype)))
         result = torch.sparse_csr_tensor(crow, col, torch.from_numpy(values), size=tuple(A.shape),
                                          check_invariants=False)
         prepared.share("csr", result, a)  # the same structure: ops on the result skip preparing it
@@ -349,6 +351,11 @@ def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
     result.indices = a.indices.astype(A.indices.dtype)
     result.indptr = a.indptr.astype(A.indptr.dtype)
     return result
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+    """NumPy's dtype for a torch integer dtype (``torch.int64`` -> ``int64``)."""
+    return np.dtype(str(dtype).rpartition(".")[2])
 
 
 #: Classes whose shallow copy is a new instance with a copy of the instance ``__dict__``: what

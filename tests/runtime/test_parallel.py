@@ -195,6 +195,8 @@ def test_other_processes_runnable_threads_leave_their_cores_alone(launcher):
     try:
         time.sleep(0.2)
         launcher.configure(crowd_period_ns=1)  # count on every launch
+        for _ in range(2):  # the count is the fewer of two samples in a row
+            call()
         before = launcher.stats()
         for _ in range(5):
             call()

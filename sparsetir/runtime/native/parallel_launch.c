@@ -19,16 +19,15 @@
  *    (a woken thread gets a core promptly; a spinning one waits for the tick).
  *
  * OpenMP's join waits for every thread of the team, even one that arrives after all chunks
- * are done, and for a chunk whose thread was preempted halfway (torch's threads spin between
- * ops, spending their time slice, so on a busy machine they are the ones preempted). A team
- * thread arriving late (descheduled: another process holds its core) claims nothing; when a
- * helper arrived that late, or the join waited long for one, launches go to the pool for a
- * while, with a doubling back-off, then OpenMP is tried again. The pool's workers sleep soon
+ * are done. When a helper arrives that late (a descheduled thread: another process holds its
+ * core), launches go to the pool for a while, with a doubling back-off, then OpenMP is tried
+ * again. Before any of this, a launch takes no more threads than the cores that other
+ * processes' runnable threads leave free (below). The pool's workers sleep soon
  * after a job, and at once while contention was seen lately; its caller waits only for chunks
- * a helper claimed, spinning briefly and then asleep. When that wait is long (longer than the
- * late limit and than its own work: a helper was descheduled mid-chunk, the machine has more
- * runnable threads than cores), the pool runs with half as many helpers for a while, down to
- * none, with the same back-off. A launch from inside another launch, or from a second thread
+ * a helper claimed, spinning briefly and then asleep. When the helpers finish long after the
+ * caller (longer than the late limit and than its own work: a helper was descheduled
+ * mid-chunk), the pool runs with half as many helpers for a while, down to none, with the same
+ * back-off. A launch from inside another launch, or from a second thread
  * while the pool is busy, runs serially on its caller.
  *
  * Linux only (futex); built by runtime/parallel.py with the system C compiler.
@@ -90,15 +89,17 @@ static _Atomic long pool_backoff;
  * time slice). Before the late arrivals and long waits above ever happen, a launch uses no more
  * threads than the cores that other processes leave free: the kernel's count of runnable
  * threads (/proc/loadavg, a system-wide count of the moment), less the caller and the helpers
- * of this process that may be spinning, read at most every crowd_period_ns. Only where the
- * process may run on every online CPU (else the count covers cores it cannot use).
+ * of this process that may be spinning, read at most every crowd_period_ns (the fewer of two
+ * samples in a row). Only where the process may run on every online CPU (else the count covers
+ * cores it cannot use).
  */
 static long now_ns(void);
 
 static long crowd_period_ns = 5000000;    /* 0: never limit the team */
 static int crowd_cores = -1;              /* the online CPUs, all usable (0: count not usable) */
 static _Atomic long crowd_sampled_at;
-static _Atomic int crowd_others;          /* others' runnable threads at the last sample */
+static _Atomic int crowd_others;          /* others' runnable threads, as the samples say */
+static _Atomic int crowd_last;            /* the last sample's count */
 static _Atomic int pool_spinning;         /* pool workers spinning now (they are runnable) */
 static _Atomic uint64_t stat_crowded;
 
@@ -137,7 +138,10 @@ static int uncrowded(int team, int ours) {
       atomic_compare_exchange_strong(&crowd_sampled_at, &sampled, now)) {
     int running = runnable_now();
     if (running > 0) {
-      int others = running - 1 - ours;
+      /* the fewer of this count and the last: a busy process is there in both, a kernel thread
+         or a short job that happened to be runnable at one instant is not */
+      int others = running - 1 - ours, last = atomic_exchange(&crowd_last, others);
+      if (last < others) others = last;
       atomic_store_explicit(&crowd_others, others > 0 ? others : 0, memory_order_relaxed);
     }
   }
@@ -180,7 +184,6 @@ struct omp_job {
   void* cdata;
   int chunks;
   long start;
-  long caller_done;                       /* when the calling thread found no chunk left */
   _Atomic int next;
   _Atomic int failed;
   _Atomic int late;
@@ -188,20 +191,18 @@ struct omp_job {
 
 static void omp_body(void* data) {
   struct omp_job* job = (struct omp_job*)data;
-  int caller = omp_thread_num() == 0;
-  if (!caller && now_ns() - job->start > late_ns) {
-    /* Descheduled until now: its core is wanted by someone else, and a chunk it claimed could
-       be preempted half done, holding up the join. Leave the chunks to the others. */
+  /* Arriving after every chunk was claimed, long after the launch: its core was taken (the
+     join waited for it all the same). A helper arriving late but in time for chunks takes
+     them: a sleeping thread may take that long to wake on an idle virtual CPU. */
+  if (omp_thread_num() != 0 && atomic_load_explicit(&job->next, memory_order_relaxed) >= job->chunks &&
+      now_ns() - job->start > late_ns)
     atomic_store_explicit(&job->late, 1, memory_order_relaxed);
-    return;
-  }
   TVMParallelGroupEnv env = {NULL, job->chunks};
   for (;;) {
     int chunk = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
     if (chunk >= job->chunks) break;
     if (job->f(chunk, &env, job->cdata) != 0) atomic_store_explicit(&job->failed, 1, memory_order_relaxed);
   }
-  if (caller) job->caller_done = now_ns();
 }
 
 /* The next back-off period after `previous` (0: none yet). */
@@ -211,15 +212,9 @@ static long next_backoff(long previous) {
 }
 
 static int omp_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) {
-  struct omp_job job = {f, cdata, chunks, now_ns(), 0, 0, 0, 0};
+  struct omp_job job = {f, cdata, chunks, now_ns(), 0, 0, 0};
   omp_parallel(omp_body, &job, (unsigned)team, 0);
-  long end = now_ns();
   atomic_fetch_add_explicit(&stat_openmp, 1, memory_order_relaxed);
-  /* The join waited long for a team thread that claimed a chunk (longer than the late limit
-     and than the caller's own work): it was preempted mid-chunk, as happens to a thread that
-     spun away its time slice on a busy machine. */
-  long joined = end - job.caller_done;
-  if (joined > late_ns && joined > job.caller_done - job.start) atomic_store(&job.late, 1);
   if (atomic_load(&job.late)) {
     long backoff = next_backoff(atomic_load(&omp_backoff));
     atomic_store(&omp_backoff, backoff);
@@ -240,8 +235,7 @@ static struct {
   _Atomic int chunks;
   _Atomic int done;                       /* chunks finished in this generation (a futex word) */
   _Atomic int caller_waits;               /* the caller sleeps on `done` */
-  _Atomic long published;                 /* when the job was published */
-  _Atomic int late;                       /* a helper arrived late in this generation */
+  _Atomic long finished_at;               /* when the last chunk was done */
   _Atomic int failed;
   _Atomic uint32_t wake;                  /* futex word, bumped by each publication */
   _Atomic int sleepers;
@@ -268,7 +262,7 @@ static void pool_work(uint64_t gen) {
       continue;
     TVMParallelGroupEnv env = {NULL, chunks};
     if (f((int)chunk, &env, cdata) != 0) atomic_store_explicit(&pool.failed, 1, memory_order_relaxed);
-    atomic_fetch_add(&pool.done, 1);
+    if (atomic_fetch_add(&pool.done, 1) + 1 == chunks) atomic_store(&pool.finished_at, now_ns());
     if (atomic_load(&pool.caller_waits)) syscall(SYS_futex, &pool.done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   }
 }
@@ -285,14 +279,7 @@ static void* pool_worker(void* arg) {
     uint64_t gen = generation();
     if (gen != seen) {
       seen = gen;
-      if (index < atomic_load_explicit(&pool.active, memory_order_relaxed)) {
-        /* A worker that could not run until long after the job was published is sharing its
-           core: a chunk it claimed could be preempted half done while the caller waits. */
-        if (now_ns() - atomic_load_explicit(&pool.published, memory_order_relaxed) > late_ns)
-          atomic_store_explicit(&pool.late, 1, memory_order_relaxed);
-        else
-          pool_work(gen);
-      }
+      if (index < atomic_load_explicit(&pool.active, memory_order_relaxed)) pool_work(gen);
       continue;
     }
     /* Spinning keeps a worker ready for the next launch, but on a busy machine it spends the
@@ -367,8 +354,7 @@ static int pool_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) 
   atomic_store_explicit(&pool.chunks, chunks, memory_order_relaxed);
   atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
   atomic_store_explicit(&pool.failed, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool.late, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool.published, start, memory_order_relaxed);
+  atomic_store_explicit(&pool.finished_at, start, memory_order_relaxed);
   uint64_t gen = generation() + 1;
   atomic_store_explicit(&pool.state, gen << CHUNK_BITS, memory_order_release);
   atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
@@ -379,11 +365,13 @@ static int pool_launch(FTVMParallelLambda f, void* cdata, int team, int chunks) 
      it (on a busy machine, perhaps the very helper the caller waits for). */
   long worked = now_ns();
   wait_for_helpers(chunks, worked);
-  long waited = now_ns() - worked;
+  /* how long the helpers took past the caller's own share (not counting the caller's own
+     wake-up, which on a virtual machine can be long) */
+  long waited = atomic_load(&pool.finished_at) - worked;
   int failed = atomic_load(&pool.failed);
   atomic_fetch_add_explicit(&stat_pool, 1, memory_order_relaxed);
   atomic_store(&pool.busy, 0);
-  if ((waited > late_ns && waited > worked - start) || atomic_load_explicit(&pool.late, memory_order_relaxed)) {
+  if (waited > late_ns && waited > worked - start) {
     long backoff = next_backoff(atomic_load(&pool_backoff));
     atomic_store(&pool_backoff, backoff);
     atomic_store(&pool_limit, helpers / 2);
@@ -414,10 +402,13 @@ int sparsetir_parallel_launch(FTVMParallelLambda f, void* cdata, int num_task) {
   if (use_omp) {
     int omp_threads = omp_max_threads();
     if (omp_threads < team) team = omp_threads;
-    /* its team threads may be spinning after the last torch op */
-    if (team > 1) team = uncrowded(team, omp_threads - 1);
-  } else if (team > 1) {
-    team = uncrowded(team, atomic_load_explicit(&pool_spinning, memory_order_relaxed));
+  }
+  if (team > 1) {
+    /* this process's threads that may be runnable now: the OpenMP team's (spinning after the
+       last torch op, or ours) and the pool's spinning workers */
+    int ours = atomic_load_explicit(&pool_spinning, memory_order_relaxed);
+    if (omp_parallel != NULL && !omp_after_fork) ours += omp_max_threads() - 1;
+    team = uncrowded(team, ours);
   }
   if (team <= 1) return run_serial(f, cdata);
   int chunks = num_task > 0 ? num_task : team * chunks_per_thread;
@@ -452,6 +443,7 @@ void sparsetir_parallel_configure(int thread_count, int chunks, long spin, long 
 void sparsetir_parallel_configure_crowd(long period_ns) {
   if (period_ns >= 0) crowd_period_ns = period_ns;
   atomic_store(&crowd_others, 0);
+  atomic_store(&crowd_last, 0);
   atomic_store(&crowd_sampled_at, 0);
 }
 
