@@ -16,9 +16,12 @@ from .parallel import launcher
 from .validate import prepare_unchecked
 
 #: Work (multiply-adds, or elements of the arrays: comparable steps) under which a kernel runs
-#: on the calling thread alone: a parallel launch costs ~2 us when the other cores are idle, and
-#: exposes a call of a few microseconds to waiting for a descheduled thread when they are not.
-SERIAL_WORK = 1 << 16
+#: on the calling thread alone: a parallel launch costs ~2 us when the other cores are idle.
+#: Kept low: right after a torch op (how models call) the data is cold and torch's threads are
+#: spinning, so even a cora-sized pass gains from a launch (a row sum: 58 us serial, 27 us on
+#: two threads; 1-2 us lost when calls come back to back), and a busy machine is handled by
+#: the launcher itself, which then runs the launch on the caller alone.
+SERIAL_WORK = 1 << 12
 
 
 def launch(kernel: Kernel, args: Sequence[Any], work: int) -> None:
