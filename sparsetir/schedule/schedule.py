@@ -55,10 +55,16 @@ class Schedule:
     re-reads the script (about 10 ms a step); ``round_trip=False`` skips it, for schedules
     already known to print faithfully (the ``sparsetir.ops`` recipes, whose kernels the tests
     round-trip).
+
+    ``keep_record=False`` records no steps: ``history`` stays empty (its ``initial_script`` is
+    still kept), so the schedule cannot be replayed or shown step by step (``sparsetir.explore``
+    shows no steps), and no program's script is kept per step. The steps are checked all the
+    same. This is the seed's ``keep_schedule_record`` switch, made an argument.
     """
 
-    def __init__(self, func: Any, *, round_trip: bool = True):
+    def __init__(self, func: Any, *, round_trip: bool = True, keep_record: bool = True):
         self.round_trip = round_trip
+        self.keep_record = keep_record
         self._initial = func
         self._stage, self._func, self._tvm = _start(func)
         # Sparse axes whose coordinates a step's proof relied on being sorted within rows (a
@@ -313,7 +319,8 @@ class Schedule:
             raise ScheduleError(f"cannot replay unknown step '{step.primitive}'")
 
     def _record(self, primitive: str, args: dict[str, Any], script: str) -> None:
-        self.history.steps.append(Step(primitive, args, self._stage, script))
+        if self.keep_record:
+            self.history.steps.append(Step(primitive, args, self._stage, script))
 
     def _checked_script(self) -> str:
         if self._stage == 1:

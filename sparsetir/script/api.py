@@ -12,17 +12,22 @@ from .source import Source
 
 
 def parse(
-    text: str, filename: str = "<script>", captures: Mapping[str, Any] | None = None
+    text: str, filename: str = "<script>", captures: Mapping[str, Any] | None = None, *, spans: bool = True
 ) -> Union[SparseFunction, dict[str, SparseFunction]]:
     """Parse the text of a script file: one function in, that function out; several, a dict by name.
 
     A function whose ``T.func_attr`` says ``"sparse_tir_level": 1`` is read as stage II and gives
     a ``Stage2Function``; the others are stage-I ``SparseFunction``s.
+
+    ``spans=False`` gives the nodes no source spans, and the pipeline then fills none in
+    (``transforms/pipeline.py``): no ``sparsetir.spans`` block table, no script lines in the
+    generated code, and no pass spends time on them. Errors found while parsing are still located;
+    errors found later (lowering, schedule checks) name no script line.
     """
     if not isinstance(text, str):
         raise ScriptError(f"a script is text (str), got {type(text).__name__}", str(filename))
     try:
-        functions = parse_module(Source(text, filename), captures)
+        functions = parse_module(Source(text, filename, spans=spans), captures)
     except ScriptError as err:
         raise err.with_traceback(None) from err.__cause__
     except SparseTIRError:
@@ -35,7 +40,7 @@ def parse(
     return functions
 
 
-def parse_file(path: Union[str, Path]) -> Union[SparseFunction, dict[str, SparseFunction]]:
-    """Parse a script file from disk; errors name the file."""
+def parse_file(path: Union[str, Path], *, spans: bool = True) -> Union[SparseFunction, dict[str, SparseFunction]]:
+    """Parse a script file from disk; errors name the file (``spans``: as for ``parse``)."""
     path = Path(path)
-    return parse(path.read_text(), str(path))
+    return parse(path.read_text(), str(path), spans=spans)

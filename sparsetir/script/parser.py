@@ -706,7 +706,7 @@ def specialize(func: SparseFunction, bindings: Mapping[Any, Any]) -> SparseFunct
         values[name] = value
     found = _original(func)
     if found is None:
-        source = Source(print_function(func), f"<specialized {func.name}>")
+        source = Source(print_function(func), f"<specialized {func.name}>", spans=func.span is not None)
         found = source, source.parse().body[0]
     source, node = found
     node.args.args = [a for a in node.args.args if a.arg not in values]

@@ -51,6 +51,9 @@ class Source:
     filename: str = "<script>"
     line_offset: int = 0
     col_offset: int = 0
+    #: ``False``: the nodes read from this text carry no span (``span`` gives ``None``); errors
+    #: found while reading it are located all the same (``error`` reads the syntax tree).
+    spans: bool = True
 
     def parse(self) -> ast.Module:
         """Python's ``ast`` of the text; whatever Python's parser refuses (a syntax error, or
@@ -177,8 +180,10 @@ class Source:
         end_col += self.col_offset
         return line + self.line_offset, col, end_line + self.line_offset, end_col
 
-    def span(self, node: ast.AST) -> Span:
-        """A TVM span for a node."""
+    def span(self, node: ast.AST) -> Optional[Span]:
+        """A TVM span for a node (``None`` when this source keeps no spans)."""
+        if not self.spans:
+            return None
         line, col, end_line, end_col = self.location(node)
         return Span(SourceName(self.filename), line, end_line, col, end_col)
 

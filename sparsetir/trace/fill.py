@@ -25,8 +25,19 @@ from typing import Any
 from .._tvm import s_tir, tirx, tvm_ffi
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
-from ..ir.stage2 import Stage2Function
+from ..ir.stage2 import SPANS_ATTR, Stage2Function
 from .spans import block_lines, last_span, merge_spans, span_locations, span_table, text_span
+
+
+def keeps_spans(program: Any) -> bool:
+    """Whether ``program`` came from a script parsed with spans (``parse(..., spans=False)``
+    gives none): a stage-I function with a span, a stage-II/III one with a block table."""
+    if isinstance(program, SparseFunction):
+        return program.span is not None
+    if isinstance(program, Stage2Function):
+        program = program.prim
+    attrs = getattr(program, "attrs", None)
+    return attrs is not None and SPANS_ATTR in attrs
 
 
 def fill_spans(program: Any) -> Any:

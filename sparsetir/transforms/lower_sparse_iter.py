@@ -63,7 +63,8 @@ def lower_sparse_iter(func: SparseFunction) -> Stage2Function:
     for key, value in attrs.items():
         prim = prim.with_attr(key, value)
     prim = prim.with_attr("s_tir", True)
-    prim = prim.with_attr(SPANS_ATTR, {k: list(v) for k, v in ctx.spans.items()})
+    if func.span is not None:  # a script parsed with ``spans=False`` keeps no block table either
+        prim = prim.with_attr(SPANS_ATTR, {k: list(v) for k, v in ctx.spans.items()})
     if ctx.searched:
         prim = prim.with_attr(SEARCHED_ATTR, list(ctx.searched))
     return Stage2Function(prim, header.axes_out, header.metadata, [p.name for p in func.params])

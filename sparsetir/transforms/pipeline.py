@@ -24,7 +24,7 @@ from .._tvm import tirx
 from ..errors import LoweringError, SparseTIRError
 from ..ir.function import SparseFunction
 from ..ir.stage2 import AXES_ATTR, Stage2Function
-from ..trace.fill import fill_spans
+from ..trace.fill import fill_spans, keeps_spans
 from .auto_decompose_reduction import auto_decompose_reduction
 from .bound_cache_extents import bound_cache_extents
 from .flatten_sparse_buffers import flatten_sparse_buffers
@@ -98,11 +98,13 @@ def lower(func: Any, until: Until = None) -> Any:
 
 
 def _run(p: Pass, func: Any) -> Any:
-    """One pass, and spans on whatever it made without them (``trace/fill.py``); a failure that
-    is not already a sparsetir error (TVM's checks, say) becomes a ``LoweringError`` naming the
-    pass, with the original chained."""
+    """One pass, and spans on whatever it made without them (``trace/fill.py``; not for a program
+    parsed with ``spans=False``, which keeps none); a failure that is not already a sparsetir
+    error (TVM's checks, say) becomes a ``LoweringError`` naming the pass, with the original
+    chained."""
     try:
-        return fill_spans(p.run(func))
+        out = p.run(func)
+        return fill_spans(out) if keeps_spans(out) else out
     except SparseTIRError:
         raise
     except Exception as err:  # TVM reports many kinds; none may escape unexplained

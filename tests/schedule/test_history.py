@@ -142,3 +142,23 @@ def main(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
             vi = T.axis.spatial(8, i)
             b[vi] = b[vi] + a[vi]
 """
+
+
+def test_a_schedule_keeping_no_record_has_no_history_and_still_schedules():
+    original = stage1("csr_spmm")
+    recorded = three_stage_schedule()[1]
+    sch = Schedule(original, keep_record=False)
+    sch.annotate_sparse_iter("csr_spmm", "note", "rows")
+    sch.lower_sparse_iter()
+    j, k = sch.get_loops(sch.get_sblock("csr_spmm1"))
+    ko, ki = sch.split(k, [None, 4])
+    sch.reorder(ko, j, ki)
+    sch.vectorize(ki)
+    sch.parallel(sch.get_loops(sch.get_sblock("csr_spmm0"))[0])
+    sch.lower_sparse_buffer()
+    sch.annotate(sch.get_sblock("csr_spmm1_update"), "pragma_note", 1)
+    assert len(sch.history) == 0 and list(sch.history) == []
+    assert sch.stage == 3
+    tvm.ir.assert_structural_equal(sch.func, recorded.func)
+    assert_computes_reference("csr_spmm", sch)
+    assert len(sch.fork().history) == 0
