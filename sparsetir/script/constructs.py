@@ -90,9 +90,10 @@ SCALAR_PARAM_DTYPES = VALUE_DTYPES
 
 
 # Stage-II constructs (stage2_parser.py), besides the header's and the expressions' above: buffer
-# parameters and allocations, blocks and what opens them, loops, and integer division.
+# parameters and allocations, views, blocks and what opens them, loops, integer division, and the
+# TIR statements TVMScript spells as calls (``T.attr``; ``x: T.int32 = ...`` names a dtype).
 STAGE2_CONSTRUCTS = (
-    "Buffer", "alloc_buffer", "sblock_alloc_buffer", "match_buffer",
+    "Buffer", "alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer", "attr",
     "sblock", "block", "init", "axis", "where", "reads", "writes", "sblock_attr", "block_attr",
     "serial", "parallel", "vectorized", "unroll", "thread_binding", "grid",
     "truncdiv", "truncmod",

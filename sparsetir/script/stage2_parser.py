@@ -290,7 +290,7 @@ class Stage2Reader:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self.T \
-                    and func.attr in ("alloc_buffer", "sblock_alloc_buffer", "match_buffer"):
+                    and func.attr in ("alloc_buffer", "sblock_alloc_buffer", "match_buffer", "decl_buffer"):
                 return func.attr
         return None
 
@@ -307,8 +307,7 @@ class Stage2Reader:
         from .args import bind_args
 
         optional = ["dtype", "scope", "strides", "elem_offset", "align", "offset_factor"]
-        if construct == "match_buffer":
-            optional.append("source")
+        optional += {"match_buffer": ["source"], "alloc_buffer": ["annotations"], "decl_buffer": ["data"]}.get(construct, [])
         a = bind_args(self.source, call, construct, ["shape"], optional)
         shape_node = a["shape"]
         items = shape_node.elts if isinstance(shape_node, (ast.Tuple, ast.List)) else [shape_node]
@@ -347,10 +346,19 @@ class Stage2Reader:
         if isinstance(node, ast.For):
             return self.loop(node)
         if isinstance(node, ast.With):
+            if _is_with_call(node, self.T, "attr"):
+                return self.attr_stmt(node)
             name = _block_name(node, self.T)
             if name is None:
-                self.fail(node, "only 'with T.sblock(\"name\"):' opens a block in stage II (T.init() goes inside one)", ScriptSyntaxError)
+                self.fail(node, "only 'with T.sblock(\"name\"):' and 'with T.attr(node, \"key\", value):' open a scope "
+                                "in stage II (T.init() goes inside a block)", ScriptSyntaxError)
             return self.block(node)
+        if isinstance(node, ast.AnnAssign):
+            return self.bind(node)
+        if isinstance(node, ast.Assert):
+            return self.assert_stmt(node)
+        if isinstance(node, ast.Assign) and self._alloc_call(node) in ("alloc_buffer", "decl_buffer"):
+            return self.buffer_stmt(node, self._alloc_call(node))
         if isinstance(node, ast.Assign):
             if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
                 self.fail(node, "only buffer stores (A[i] = value) assign in a stage-II body; declare buffers in a block", ScriptSyntaxError)
@@ -388,6 +396,89 @@ class Stage2Reader:
         if isinstance(node, ast.Pass):
             return None
         self.fail(node, f"'{type(node).__name__}' statements are not supported in a stage-II script", ScriptSyntaxError)
+
+    def bind(self, node: ast.AnnAssign) -> Any:
+        """``x: T.int32 = value``: a ``Bind``, its variable visible to the statements after it."""
+        if not isinstance(node.target, ast.Name) or node.value is None:
+            self.fail(node, "a binding is name: T.<dtype> = value", ScriptSyntaxError)
+        ann = node.annotation
+        if not (isinstance(ann, ast.Attribute) and isinstance(ann.value, ast.Name) and ann.value.id == self.T):
+            self.fail(ann, f"a binding's type is {self.T}.<dtype>, e.g. {self.T}.int32", ScriptSyntaxError)
+        dtype = ann.attr
+        try:
+            tvm.DataType(dtype)
+        except Exception:  # noqa: BLE001 - TVM's own reading of a dtype name
+            self.fail(ann, f"'{dtype}' is not a data type")
+        if dtype == "handle":
+            self.fail(ann, "stage-II scripts bind scalars only, not handles")
+        value = self.exprs.expr(node.value, dtype)
+        if dtype_of(value) != dtype:
+            self.fail(node.value, f"binding a {dtype_of(value)} value to '{node.target.id}' of {dtype}; "
+                                  f"cast it with T.cast(x, \"{dtype}\")")
+        var = tirx.Var(node.target.id, dtype, self.source.span(node.target))
+        self._define(node.target.id, var, node.target)
+        return tirx.Bind(var, value, span=self.source.span(node))
+
+    def assert_stmt(self, node: ast.Assert) -> Any:
+        """``assert cond, "msg"`` (a RuntimeError) or ``assert cond, ("Kind", ["part", ...])``."""
+        cond = self._cond(node.test, "an assert condition")
+        msg = node.msg
+        if _is_str(msg):
+            kind, parts = "RuntimeError", [msg.value]
+        elif isinstance(msg, ast.Tuple) and len(msg.elts) == 2 and _is_str(msg.elts[0]) \
+                and isinstance(msg.elts[1], ast.List) and all(_is_str(e) for e in msg.elts[1].elts):
+            kind, parts = msg.elts[0].value, [e.value for e in msg.elts[1].elts]
+        else:
+            self.fail(msg if msg is not None else node,
+                      'an assert needs a message: assert cond, "message" or assert cond, ("Kind", ["part", ...])',
+                      ScriptSyntaxError)
+        # TVM 0.27's wrapper names its first two parameters (kind, condition) but the node takes them
+        # as (condition, kind): passed by position, in the order the node takes
+        return tirx.AssertStmt(cond, tvm.ir.StringImm(kind), [tvm.ir.StringImm(p) for p in parts],
+                               span=self.source.span(node))
+
+    def buffer_stmt(self, node: ast.Assign, construct: str) -> Any:
+        """``B = T.alloc_buffer(...)`` or ``B = T.decl_buffer(..., data=A.data)`` in a body."""
+        call = node.value
+        extra = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("annotations", "data")}
+        if construct == "decl_buffer" and "data" not in extra:
+            self.fail(call, "T.decl_buffer(shape, dtype, data=A.data) needs the data it views")
+        data = self._data_of(extra["data"]) if construct == "decl_buffer" else None
+        annotations = {}
+        if "annotations" in extra:
+            if not isinstance(extra["annotations"], ast.Dict):
+                self.fail(extra["annotations"], "annotations= takes a dict literal")
+            annotations = self.fp._attr_dict(ast.Call(func=call.func, args=[extra["annotations"]], keywords=[]),
+                                             "annotations")
+        var = self._alloc(node, construct)
+        span = self.source.span(node)
+        if construct == "decl_buffer":
+            return tirx.DeclBuffer(var, data=data, span=span)
+        return tirx.AllocBuffer(var, annotations, span)
+
+    def _data_of(self, node: ast.AST) -> Expr:
+        """``A.data``: the data of buffer ``A``."""
+        if not (isinstance(node, ast.Attribute) and node.attr == "data"):
+            self.fail(node, "data= takes another buffer's data, e.g. data=A.data", ScriptSyntaxError)
+        return self.exprs.buffer_of(node.value).data
+
+    def attr_stmt(self, node: ast.With) -> Any:
+        """``with T.attr(node, "key", value):``: an ``AttrStmt`` around the body."""
+        call = node.items[0].context_expr
+        if node.items[0].optional_vars is not None or len(call.args) != 3 or call.keywords:
+            self.fail(call, 'T.attr(node, "key", value) takes the annotated node, the key and the value')
+        target, key, value = call.args
+        if _is_str(target):
+            annotated = tvm.ir.StringImm(target.value)
+        elif isinstance(target, ast.Name) and isinstance(self._lookup(target.id, target), Var) \
+                and isinstance(self._lookup(target.id, target).ty, tirx.BufferType):
+            annotated = self._lookup(target.id, target)
+        else:
+            annotated = self.exprs.expr(target)
+        if not _is_str(key):
+            self.fail(key, "an attribute key is a string literal")
+        body = self.scoped(node.body, node)
+        return tirx.AttrStmt(annotated, key.value, self.exprs.expr(value), body, span=self.source.span(node))
 
     def scoped(self, body: list[ast.stmt], owner: ast.AST) -> Any:
         self.names.push()
@@ -546,7 +637,8 @@ class Stage2Reader:
             for stmt in node.body:
                 construct = _construct(stmt, self.T)
                 if body:
-                    if construct in _BLOCK_PRELUDE or construct in ("axis", "remap", "init") or self._alloc_call(stmt):
+                    prelude_alloc = self._alloc_call(stmt) in ("sblock_alloc_buffer", "match_buffer")
+                    if construct in _BLOCK_PRELUDE or construct in ("axis", "remap", "init") or prelude_alloc:
                         self.fail(stmt, f"T.{construct or self._alloc_call(stmt)} belongs at the top of the block, before its body")
                     body.append(stmt)
                 elif construct in ("axis", "remap"):
@@ -706,6 +798,19 @@ def _is_zero(e: Any) -> bool:
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return next((line for line in text if line.strip() and not line.startswith("Traceback")), type(err).__name__)
+
+
+def _is_str(node: Any) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _is_with_call(node: ast.With, alias: str, name: str) -> bool:
+    """``with T.<name>(...):``."""
+    if len(node.items) != 1:
+        return False
+    call = node.items[0].context_expr
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == alias)
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._tvm import Var, s_tir, structural_equal, tirx
+from .._tvm import Expr, PrimType, Var, s_tir, structural_equal, tirx, tvm
 from ..errors import SparseTIRError
 from ..ir.analysis import uses_any
 from ..ir.stage2 import ALLOCATED, Stage2Function
@@ -28,6 +28,7 @@ from .expr_printer import ExprPrinter
 from .printer import NameTable, attr_dict_text, axis_text, literal_text, sparse_buffer_text
 
 _INDENT = "    "
+_BUFFER_DATA = tvm.ir.Op.get("tirx.buffer_data")
 #: attributes every stage-II function has; the printer leaves them out and the parser adds them
 IMPLIED_ATTRS = {"s_tir": True}
 LOOP_KINDS = {
@@ -173,8 +174,51 @@ class Stage2Printer:
             self.stmt(s.body, depth + 1)
         elif isinstance(s, tirx.Evaluate):
             self.emit(depth, f"{self.T}.evaluate({self.expr(s.value)})")
+        elif isinstance(s, tirx.Bind):
+            self.bind(s, depth)
+        elif isinstance(s, tirx.AssertStmt):
+            self.emit(depth, f"assert {self.expr(s.condition)}, {assert_message_text(s)}")
+        elif isinstance(s, tirx.AllocBuffer):
+            decl = self.buffer_decl(s.buffer, "alloc_buffer")
+            if s.annotations:
+                decl = f"{decl[:-1]}, annotations={attr_dict_text(dict(s.annotations), self.T)})"
+            self.emit(depth, f"{self.names.define(s.buffer, s.buffer.name)} = {decl}")
+        elif isinstance(s, tirx.DeclBuffer):
+            decl = self.buffer_decl(s.buffer, "decl_buffer")
+            self.emit(depth, f"{self.names.define(s.buffer, s.buffer.name)} = {decl[:-1]}, data={self.data_text(s)})")
+        elif isinstance(s, tirx.AttrStmt):
+            self.emit(depth, f"with {self.T}.attr({self.attr_node_text(s)}, {literal_text(str(s.attr_key))}, "
+                             f"{self.expr(s.value)}):")
+            self.names.push()
+            self.stmt(s.body, depth + 1)
+            self.names.pop()
         else:
             raise SparseTIRError(f"stage-II scripts cannot express a {type(s).__name__} statement")
+
+    def bind(self, s: Any, depth: int) -> None:
+        """``x: T.int32 = value``: the variable is visible to the statements after it."""
+        if not isinstance(s.var.ty, PrimType):
+            raise SparseTIRError(f"variable {s.var.name} has type {s.var.ty}; stage-II scripts bind scalars only")
+        value = self.expr(s.value)  # before the name is defined: the value cannot use it
+        self.emit(depth, f"{self.names.define(s.var, s.var.name)}: {self.T}.{s.var.ty.dtype} = {value}")
+
+    def data_text(self, s: Any) -> str:
+        """``A.data``: the data a ``T.decl_buffer`` views, another buffer's."""
+        data = s.data
+        if isinstance(data, tvm.ir.Call) and data.op.same_as(_BUFFER_DATA) and len(data.args) == 1:
+            return f"{self.names(data.args[0])}.data"
+        raise SparseTIRError(f"buffer {s.buffer.name} views {data}; stage-II scripts declare views of another buffer's data")
+
+    def attr_node_text(self, s: Any) -> str:
+        """The node an ``AttrStmt`` annotates: an expression, a buffer or a string."""
+        node = s.node
+        if isinstance(node, tvm.ir.StringImm):
+            return literal_text(str(node.value))
+        if isinstance(node, Var) and isinstance(node.ty, tirx.BufferType):
+            return self.names(node)
+        if isinstance(node, Expr):
+            return self.expr(node)
+        raise SparseTIRError(f"attribute {s.attr_key} annotates a {type(node).__name__}, which stage-II scripts cannot express")
 
     def loop(self, s: Any, depth: int) -> None:
         T = self.T
@@ -289,6 +333,14 @@ class Stage2Printer:
         return f"{self.names(r.source)}[{', '.join(items)}]"
 
 
+def assert_message_text(s: Any) -> str:
+    """``"msg"`` for a RuntimeError with one message part, else TVM's ``("Kind", ["part", ...])``."""
+    parts = [str(p.value) for p in s.message_parts]
+    if str(s.error_kind.value) == "RuntimeError" and len(parts) == 1:
+        return literal_text(parts[0])
+    return f"({literal_text(str(s.error_kind.value))}, [{', '.join(literal_text(p) for p in parts)}])"
+
+
 def _end_minus(extent: Any, lo: Any) -> Optional[Any]:
     """``hi`` when ``extent`` is ``hi - lo`` and ``lo:hi`` reads back as exactly that: ``hi`` is
     not ``lo + e`` (read as the extent ``e``)."""
@@ -316,6 +368,9 @@ def _root_block(body: Any) -> Any:
     if not isinstance(body, s_tir.SBlockRealize):
         return None
     b = body.block
+    first = body.block.body.seq[0] if isinstance(body.block.body, tirx.SeqStmt) else body.block.body
+    if isinstance(first, tirx.AllocBuffer):
+        return None  # printed at function level, it would read back as a root allocation
     plain = (b.name_hint == "root" and not b.iter_vars and not b.reads and not b.writes and b.init is None
              and not b.match_buffers and not b.annotations and is_const(body.predicate, 1))
     return b if plain else None
