@@ -55,6 +55,7 @@ from .inputs import (
 )
 from .csr_tensors import CsrTensors, csr_tensors
 from .kernels import KernelKey, KernelLibrary, vector_lanes
+from . import kernels as _kernels
 from ..schedule.default.prefetch import DOT, TILE, operand_bytes, prefetch_lines
 from ..schedule.default.register_tile import tile_extent
 from . import autograd as _autograd
@@ -79,6 +80,7 @@ __all__ = [
     "softmax",
     "spmm",
     "spmv",
+    "schedule_of",
     "tune_spmm",
 ]
 
@@ -86,6 +88,13 @@ __all__ = [
 library = KernelLibrary()
 #: Per-matrix preparations (validation, int32 indices, partition points).
 prepared = PreparedCache()
+
+
+def schedule_of(op: str, width: int = 0, dtype: str = "float32", **key: Any) -> Any:
+    """The ``sparsetir.Schedule`` ops schedule the CPU kernel of ``op`` with, at feature width
+    ``width`` (``key``: the other ``KernelKey`` fields, e.g. ``block=(4, 4)``): its ``history``
+    holds the steps, so ``sparsetir.explore(ops.schedule_of("spmm", width=32))`` shows them."""
+    return _kernels.schedule_of(KernelKey(op, dtype, feat=width, **key))
 
 
 def forget(A: Any) -> None:

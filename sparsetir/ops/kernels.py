@@ -68,22 +68,32 @@ def _stage2(script: SparseFunction) -> Stage2Function:
     return pipeline.lower(script, until=pipeline.STAGE_II)
 
 
-def _default(script: Union[SparseFunction, Stage2Function]) -> Stage2Function:
+#: Where a maker leaves the ``Schedule`` it scheduled with (``schedule_of``); ``None``: nowhere.
+Kept = Optional[list[Schedule]]
+
+
+def _keep(sch: Schedule, kept: Kept) -> Schedule:
+    if kept is not None:
+        kept.append(sch)
+    return sch
+
+
+def _default(script: Union[SparseFunction, Stage2Function], kept: Kept = None, choices: Choices = Choices()) -> Stage2Function:
     """``script`` (stage I, or stage II) scheduled by the default CPU rules (``schedule/default``):
     exactly what ``sparsetir.build`` does with a user's script of the same computation."""
-    return default_schedule(script).schedule.func
+    return _keep(default_schedule(script, choices).schedule, kept).func
 
 
 def _partitioned(f2: Stage2Function, block: Union[str, list[str]], parallel: bool = False) -> Stage2Function:
     return partition_rows(f2, block, "part", "P", parallel=parallel)
 
 
-def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2Function:
+def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None], kept: Kept = None) -> Stage2Function:
     """``f2`` scheduled by ``apply`` through ``sparsetir.Schedule``: each step is guarded,
     checked and recorded as a user's is."""
     sch = Schedule(f2, round_trip=False)  # tests/script/test_stage2_roundtrip.py round-trips every ops kernel
     apply(sch)
-    return sch.func
+    return _keep(sch, kept).func
 
 
 #: LLVM may reassociate floating-point sums (and ignore the sign of zero) in kernels built with
@@ -93,14 +103,14 @@ def _scheduled(f2: Stage2Function, apply: Callable[[Schedule], None]) -> Stage2F
 REASSOCIATING = DOT_PRODUCT_OPTIONS
 
 
-def make_spmm(key: KernelKey) -> Stage2Function:
+def make_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """CSR SpMM by the default rules under ``key.choices``: nnz-balanced row chunks,
     register-tiled over the feature axis (an awkward width as whole tiles plus a tail:
     ``split_width``)."""
-    return default_schedule(scripts.spmm_script(key.feat, key.dtype), key.choices).schedule.func
+    return _default(scripts.spmm_script(key.feat, key.dtype), kept, key.choices)
 
 
-def make_sddmm(key: KernelKey) -> Stage2Function:
+def make_sddmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """CSR SDDMM: nnz-balanced row chunks, vector dot products (the ``dot_product`` rule's
     steps), each scaled by ``A`` once as it is stored (the scaling iteration joins the row
     loop, ``fuse_row_loops``, and then the store of the lane sum, ``fold_row_epilogue``); a
@@ -117,46 +127,46 @@ def make_sddmm(key: KernelKey) -> Stage2Function:
         split = True
     f2 = fuse_row_loops(_partitioned(_stage2(script), list(blocks), parallel=True), *blocks)
     if width > 1:
-        f2 = _scheduled(f2, lambda s: dot_product(s, "sddmm1", width, split=split))
+        f2 = _scheduled(f2, lambda s: dot_product(s, "sddmm1", width, split=split), kept)
     # With vectors, the schedule leaves one store of each dot product (the lane sum's copy out):
     # the scaling folds into it. Scalar dot products accumulate in O, so the scaling stays a loop.
     return fold_row_epilogue(f2, "sddmm_scale0", "O") if width > 1 else f2
 
 
-def make_segment_sum(key: KernelKey) -> Stage2Function:
+def make_segment_sum(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """Segment sum by the default rules: balanced segment chunks; wide rows streamed
     (``streamed_rows``), narrower ones register-tiled; awkward widths split (``split_width``)."""
-    return _default(scripts.segment_sum_script(key.feat, key.dtype))
+    return _default(scripts.segment_sum_script(key.feat, key.dtype), kept)
 
 
-def make_bsr_spmm(key: KernelKey) -> Stage2Function:
+def make_bsr_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """BSR SpMM by the default rules: block rows in chunks of equal blocks, each output row
     register-tiled over the block's columns (awkward widths split: ``split_width``)."""
     br, bc = key.block
-    return _default(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
+    return _default(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype), kept)
 
 
-def make_ell_spmm(key: KernelKey) -> Stage2Function:
+def make_ell_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """ELL SpMM by the default rules: rows in parallel, register-tiled over the feature axis
     (awkward widths split: ``split_width``)."""
-    return _default(scripts.ell_spmm_script(key.feat, key.dtype))
+    return _default(scripts.ell_spmm_script(key.feat, key.dtype), kept)
 
 
-def make_bsr_gather_spmm(key: KernelKey) -> Stage2Function:
+def make_bsr_gather_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """BSR SpMM with values gathered from CSR (``format_scripts``): chunks of block rows with
     equal work in parallel, the block row's output tile in registers (``schedule_bsr_blocked``)."""
     b = key.block[0]
     f2 = _partitioned(_stage2(format_scripts.bsr_gather_spmm_script(b, key.feat, key.dtype)), "bsr0", parallel=True)
-    return _scheduled(f2, lambda s: schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)))
+    return _scheduled(f2, lambda s: schedule_bsr_blocked(s, "bsr1", b, key.feat, vector_lanes(key.dtype)), kept)
 
 
-def make_csr_gather_spmm(key: KernelKey) -> Stage2Function:
+def make_csr_gather_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """CSR SpMM with values gathered through a position map (``format_scripts``), by the default
     rules (scheduled as CSR SpMM)."""
-    return _default(format_scripts.csr_gather_spmm_script(key.feat, key.dtype))
+    return _default(format_scripts.csr_gather_spmm_script(key.feat, key.dtype), kept)
 
 
-def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
+def make_hybrid_spmm(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """ELL-bucket SpMM (``format_scripts.hybrid_spmm_script``): the empty rows' zeroing and every
     bucket fused into one parallel loop over owner chunks (``horizontal_fusion``), then the
     default rules (each bucket register-tiled as CSR SpMM is, the zeroing vectorized)."""
@@ -164,24 +174,24 @@ def make_hybrid_spmm(key: KernelKey) -> Stage2Function:
         raise ValueError("hybrid_spmm needs at least one bucket width")
     blocks = ["zero0"] + [f"ell_{w}0" for w in key.widths]
     return _default(horizontal_fusion(_stage2(format_scripts.hybrid_spmm_script(key.widths, key.feat, key.dtype)),
-                                      blocks))
+                                      blocks), kept)
 
 
-def make_softmax(key: KernelKey) -> Stage2Function:
+def make_softmax(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """Sparse softmax in one kernel, by the default rules: nnz-balanced row chunks in parallel
     (the GPU path's; the CPU ops run ``softmax_shift``, NumPy's exp, ``softmax_scale``: see
     ``ops._softmax_values``)."""
-    return _default(scripts.softmax_script(key.dtype))
+    return _default(scripts.softmax_script(key.dtype), kept)
 
 
-def make_softmax_shift(key: KernelKey) -> Stage2Function:
+def make_softmax_shift(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """Each stored entry minus its row's maximum, by the default rules: nnz-balanced row chunks."""
-    return _default(scripts.softmax_shift_script(key.dtype))
+    return _default(scripts.softmax_shift_script(key.dtype), kept)
 
 
-def make_softmax_scale(key: KernelKey) -> Stage2Function:
+def make_softmax_scale(key: KernelKey, kept: Kept = None) -> Stage2Function:
     """Each stored entry over its row's sum, in place, by the default rules: nnz-balanced row chunks."""
-    return _default(scripts.softmax_scale_script(key.dtype))
+    return _default(scripts.softmax_scale_script(key.dtype), kept)
 
 
 #: Operations whose kernels are built with ``REASSOCIATING`` target options.
@@ -190,7 +200,9 @@ REASSOCIATED_OPS = frozenset({"sddmm"})
 #: the operand's parameter name.
 PREFETCHED_OPERAND = {"sddmm": "y", "spmm": "b"}
 
-MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
+#: Each operation's maker: the kernel of a configuration at stage II, scheduled; given a list,
+#: it appends the ``Schedule`` it scheduled with (``schedule_of``).
+MAKERS: dict[str, Callable[[KernelKey, Kept], Stage2Function]] = {
     "spmm": make_spmm,
     "sddmm": make_sddmm,
     "segment_sum": make_segment_sum,
@@ -203,6 +215,23 @@ MAKERS: dict[str, Callable[[KernelKey], Stage2Function]] = {
     "hybrid_spmm": make_hybrid_spmm,
     "csr_gather_spmm": make_csr_gather_spmm,
 }
+
+
+def schedule_of(key: KernelKey) -> Schedule:
+    """The ``sparsetir.Schedule`` the kernel of ``key`` is scheduled with, its ``history`` the
+    steps (scheduled again, not compiled: a few milliseconds), for ``sparsetir.explore``.
+
+    Its ``func`` is the kernel's stage II for the operations the default rules schedule alone.
+    Where ops rewrite around the schedule it is the schedule's part only: SDDMM's and the
+    gathered BSR's ``initial`` is the row-partitioned stage II the steps start from, and
+    SDDMM's scaling is folded in after them (``fold_row_epilogue``); prefetching
+    (``KernelKey.prefetch``) is a stage-III rewrite after lowering. An SDDMM too narrow for a
+    vector has no steps (no schedule is made)."""
+    if key.op not in MAKERS:
+        raise ValueError(f"no ops kernel '{key.op}'; the operations are {', '.join(sorted(MAKERS))}")
+    kept: list[Schedule] = []
+    f2 = MAKERS[key.op](key, kept)
+    return kept[-1] if kept else Schedule(f2, round_trip=False)
 
 
 def _target(key: KernelKey) -> "tvm.target.Target":
