@@ -53,6 +53,10 @@ class NameTable:
         """Print ``obj`` as ``name`` (already defined for another object)."""
         self.names[_key(obj)] = name
 
+    def __contains__(self, obj: Any) -> bool:
+        """Whether ``obj`` has a name (is defined in the printed program so far)."""
+        return _key(obj) in self.names
+
     def __call__(self, obj: Any) -> str:
         name = self.names.get(_key(obj))
         if name is None:

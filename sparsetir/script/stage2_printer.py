@@ -140,11 +140,16 @@ class Stage2Printer:
         default = tirx.decl_buffer(list(ty.shape), str(ty.dtype), name="d", scope=scope, layout=None).ty
         if len(ty.strides):
             args.append(f"strides=({', '.join(self.expr(s) for s in ty.strides)},)")
-        if not structural_equal(ty.elem_offset, default.elem_offset):
+        # An offset of its own (a variable no one defined before, as a blockized match_buffer has)
+        # is what TVM makes for a given offset_factor: printed as that, the parser makes a fresh one.
+        fresh_offset = isinstance(ty.elem_offset, Var) and ty.elem_offset not in self.names
+        if fresh_offset:
+            pass
+        elif not structural_equal(ty.elem_offset, default.elem_offset):
             args.append(f"elem_offset={self.expr(ty.elem_offset)}")
         if int(ty.data_alignment) != int(default.data_alignment):
             args.append(f"align={int(ty.data_alignment)}")
-        if int(ty.offset_factor) != int(default.offset_factor):
+        if int(ty.offset_factor) != int(default.offset_factor) or fresh_offset:
             args.append(f"offset_factor={int(ty.offset_factor)}")
         if ty.layout is not None:
             raise SparseTIRError(f"buffer {buf.name} has a layout, which stage-II scripts cannot express")
