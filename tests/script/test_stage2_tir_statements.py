@@ -182,3 +182,32 @@ def test_tensorized_stage2_program_round_trips():
     again = sparsetir.parse(text, "axpy.py")
     sparsetir.assert_structural_equal(again, f2)
     assert again.script() == text
+
+
+# --- T.decl_buffer lowers and computes (issue 21 item 8, stage II) ------------------------------
+
+FLAT = '''@T.prim_func
+def flat_scale(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")) -> None:
+    T.func_attr({"sparse_tir_level": 1})
+    with T.sblock("root"):
+        T.reads(A[0:4, 0:8])
+        T.writes(C[0:4, 0:8])
+        A_flat = T.decl_buffer((32,), "float32", data=A.data)
+        C_flat = T.decl_buffer((32,), "float32", data=C.data)
+        for k in range(32):
+            C_flat[k] = A_flat[k] * T.float32(2) + T.cast(k, "float32")
+'''
+
+
+def test_decl_buffer_view_computes_the_reference():
+    """Two 1-D views of 2-D parameters (seed 002's alias of another buffer's data) compute what
+    NumPy's reshape does."""
+    import numpy as np
+
+    f2 = round_trip(FLAT)
+    kernel = sparsetir.build(f2)
+    a = np.random.default_rng(0).random((4, 8), dtype="float32")
+    c = np.zeros((4, 8), "float32")
+    kernel(a, c)
+    expected = (a.reshape(32) * 2 + np.arange(32, dtype="float32")).reshape(4, 8)
+    np.testing.assert_allclose(c, expected, rtol=1e-6)
