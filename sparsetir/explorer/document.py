@@ -26,6 +26,7 @@ from ..errors import SparseTIRError
 from ..runtime.target import as_target, is_gpu
 from ..schedule import History, Step
 from ..trace import code_listing, home_of, listing, record_passes, replay_snapshots
+from ..trace.code import mark_stores
 from ..transforms import pipeline
 from .diff import diff_rows
 from .init_lines import init_lines, link_inits
@@ -161,7 +162,17 @@ def _code_pane(stage3: Any, home: Optional[str], target: str, fmt: str, error: O
         text = build(stage3, target).source(fmt)
     except (SparseTIRError, ValueError) as err:
         return Pane.missing(f"Code generation for {target} failed: {err}")
-    return Pane.of_listing(code_listing(text, fmt, home or ""), fmt, home)
+    marked = _marked_cuda(stage3, target) if fmt == "cuda" else None
+    return Pane.of_listing(code_listing(text, fmt, home or "", marked), fmt, home)
+
+
+def _marked_cuda(stage3: Any, target: str) -> Optional[str]:
+    """The CUDA C of ``stage3`` with its stores marked by script line (``trace.code``), or
+    ``None`` when the marked program does not compile (then no CUDA line is linked)."""
+    try:
+        return build(mark_stores(stage3), target).source("cuda")
+    except (SparseTIRError, ValueError):
+        return None
 
 
 def _step(number: int, snapshot: Any, before: Any, panes: _Panes, views: list[dict[str, Any]]) -> dict[str, Any]:

@@ -125,6 +125,10 @@ def test_cuda_code_for_a_gpu_target():
     # Nothing bound yet: the default GPU schedule gives blocks of 256 threads, one per row.
     unscheduled = pane_text(doc, first["code"])
     assert "__launch_bounds__(256)" in unscheduled and "__launch_bounds__(256)" not in pane_text(doc, last["code"])
+    # CUDA C is linked through marked stores (trace/code.py): each store to its script line
+    update, init = line_of("C[i, k] = C[i, k] +"), line_of("T.float32(0)")
+    assert _origins(doc, last["code"], "] = (c_ptr[") == [update]
+    assert set(_origins(doc, last["code"], "] = 0x0p+0f")) == {init, line_of("with T.init()")}
 
 
 def test_step_text_names_handles():
