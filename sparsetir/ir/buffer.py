@@ -17,7 +17,8 @@ from .axis import Axis
 
 @py_class("sparsetir.SparseBuffer", frozen=True)
 class SparseBuffer(Object):
-    """A buffer over sparse axes, matched to a handle parameter or allocated."""
+    """A buffer over sparse axes, matched to a handle parameter, allocated, or a dense view
+    (``T.decl_buffer``, seed 002) of another buffer's data: ``view_of`` is that buffer's var."""
 
     buffer: Var = field(structural_eq="def")
     axes: list[Axis]
@@ -25,6 +26,7 @@ class SparseBuffer(Object):
     scope: str
     extra_storage: Optional[Expr]
     span: Optional[Span] = field(default=None, structural_eq="ignore")
+    view_of: Optional[Var] = None
 
     @property
     def name(self) -> str:
@@ -38,8 +40,8 @@ class SparseBuffer(Object):
 
     @property
     def is_allocated(self) -> bool:
-        """Created with ``alloc_sparse_buffer`` rather than bound to a parameter."""
-        return self.handle is None
+        """Created with ``alloc_sparse_buffer`` rather than bound to a parameter or viewing one."""
+        return self.handle is None and self.view_of is None
 
     def __repr__(self) -> str:
         return f"SparseBuffer({self.name}, [{', '.join(a.name for a in self.axes)}], {self.dtype})"

@@ -32,6 +32,9 @@ VALUE_DTYPES = (
 # Header constructs: ``NAME = T.<construct>(...)`` at function level, in definition order.
 AXIS_CONSTRUCTS = tuple(kind.value for kind in AxisKind)
 BUFFER_CONSTRUCTS = ("match_sparse_buffer", "alloc_sparse_buffer")
+# ``B = T.decl_buffer((I, J), dtype, data=A.data)``: a dense view of a parameter's data (seed 002),
+# in the stage-I header; at stage II the same name is a ``DeclBuffer`` statement of the body.
+VIEW_CONSTRUCT = "decl_buffer"
 
 # Statement constructs: ``T.<construct>(...)`` as an expression statement.
 STATEMENT_CONSTRUCTS = ("func_attr", "sp_iter_attr", "evaluate")
@@ -106,7 +109,7 @@ OTHER_SPELLINGS = {"iter": "sp_iter", "iteration": "sp_iter"}
 
 def all_constructs() -> list[str]:
     """Every ``T.<name>`` the language accepts at stage I, sorted."""
-    names = set(AXIS_CONSTRUCTS + BUFFER_CONSTRUCTS + STATEMENT_CONSTRUCTS + SCOPE_CONSTRUCTS)
+    names = set(AXIS_CONSTRUCTS + BUFFER_CONSTRUCTS + STATEMENT_CONSTRUCTS + SCOPE_CONSTRUCTS) | {VIEW_CONSTRUCT}
     names |= set(ITER_AXIS_CONSTRUCTS + EXPR_CONSTRUCTS + VALUE_DTYPES)
     names |= set(UNARY_MATH) | set(BINARY_MATH) | {"prim_func", HANDLE}
     return sorted(names)

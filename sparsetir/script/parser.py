@@ -167,7 +167,7 @@ class FunctionParser:
         if statements and _is_docstring(statements[0]):
             statements = statements[1:]
         for stmt in statements:
-            if isinstance(stmt, ast.Assign) and self._is_header(stmt):
+            if isinstance(stmt, ast.Assign) and (self._is_header(stmt) or self._is_view(stmt)):
                 entity = self._header(stmt)
                 (axes if isinstance(entity, Axis) else buffers).append(entity)
             elif _is_construct_call(stmt, self.alias, "func_attr"):
@@ -254,6 +254,12 @@ class FunctionParser:
             return False
         return call.func.attr in C.AXIS_CONSTRUCTS + C.BUFFER_CONSTRUCTS and _is_alias(call.func.value, self.alias)
 
+    def _is_view(self, stmt: ast.Assign) -> bool:
+        """``B = T.decl_buffer(...)``: a stage-I header declaration (a statement at stage II)."""
+        call = stmt.value
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == C.VIEW_CONSTRUCT and _is_alias(call.func.value, self.alias))
+
     def _header(self, stmt: ast.Assign) -> Any:
         if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
             self.source.fail(stmt, "an axis or buffer declaration must assign one name, e.g. I = T.dense_fixed(m)", ScriptSyntaxError)
@@ -262,6 +268,8 @@ class FunctionParser:
         construct = call.func.attr
         if construct in C.AXIS_CONSTRUCTS:
             entity = self._axis_decl(name, construct, call)
+        elif construct == C.VIEW_CONSTRUCT:
+            entity = self._view_decl(name, call)
         else:
             entity = self._buffer_decl(name, construct, call)
         self._define(name, entity, stmt.targets[0])
@@ -348,6 +356,37 @@ class FunctionParser:
         shape = [axis.length for axis in axes]
         buffer = tirx.decl_buffer(shape, dtype, name=name, scope=scope, span=span)
         return SparseBuffer(buffer, axes, handle, scope, extra_expr, span)
+
+    def _view_decl(self, name: str, call: ast.Call) -> SparseBuffer:
+        """``T.decl_buffer((I, J), dtype, data=A.data)``: a dense view of the data of ``A``, a
+        buffer matched to a parameter over dense fixed axes (seed 002's alias of another buffer's
+        data under another shape), read row-major; it may not be larger than that data."""
+        a = bind_args(self.source, call, C.VIEW_CONSTRUCT, ["axes", "dtype", "data"], [])
+        data = a["data"]
+        if not (isinstance(data, ast.Attribute) and data.attr == "data" and isinstance(data.value, ast.Name)):
+            self.source.fail(data, "data= takes a sparse buffer's data, e.g. data=A.data", VerifyError)
+        target = self._lookup(data.value.id, data.value)
+        if not isinstance(target, SparseBuffer):
+            self.source.fail(data.value, f"'{data.value.id}' is not a sparse buffer; T.decl_buffer views a buffer's data", VerifyError)
+        if target.handle is None:
+            self.source.fail(data.value, f"'{target.name}' is not matched to a parameter; T.decl_buffer views a parameter's data", VerifyError)
+        if not all(ax.kind is DENSE_FIXED for ax in target.axes):
+            self.source.fail(data.value, f"'{target.name}' is laid out by sparse or variable axes; T.decl_buffer views dense data only", VerifyError)
+        axes_node = a["axes"]
+        if not isinstance(axes_node, (ast.Tuple, ast.List)) or not axes_node.elts:
+            self.source.fail(axes_node, "the axes of a view must be a non-empty tuple or list, e.g. (I, J)", VerifyError)
+        axes = [self._axis(item, "each entry of the axes") for item in axes_node.elts]
+        for item, ax in zip(axes_node.elts, axes):
+            if ax.kind is not DENSE_FIXED:
+                self.source.fail(item, f"axis '{ax.name}' is not dense fixed; a view's axes are dense (T.dense_fixed)", VerifyError)
+        dtype = self.exprs.dtype_arg(a["dtype"])
+        if dtype != target.dtype:
+            self.source.fail(a["dtype"], f"a view has the dtype of the data it views ({target.dtype}), not {dtype}", VerifyError)
+        size, data_size = _product([ax.length for ax in axes]), _product([ax.length for ax in target.axes])
+        if _analyzer().can_prove(size > data_size):
+            self.source.fail(axes_node, f"the view has {size} elements but '{target.name}' has only {data_size}", VerifyError)
+        buffer = tirx.decl_buffer([ax.length for ax in axes], dtype, name=name, span=self.source.span(call))
+        return SparseBuffer(buffer, axes, None, "global", None, self.source.span(call), target.buffer)
 
     def _string_arg(self, node: Optional[ast.AST], what: str, default: str) -> str:
         if node is None:
@@ -593,6 +632,19 @@ class FunctionParser:
                 return AttachedAxis(axis, parent, self.source.span(node))
             self.source.fail(node.func, f"T.{name} cannot appear in the axes of T.sp_iter; use an axis, T.fuse(...) or T.attach(...)", VerifyError)
         return self._axis(node, "each entry of the axes of T.sp_iter")
+
+
+def _product(exprs: list[Any]) -> Any:
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = out * e
+    return out
+
+
+def _analyzer() -> Any:
+    from .._tvm import tvm
+
+    return tvm.sym.Analyzer()
 
 
 def _is_alias(node: ast.AST, alias: str) -> bool:

@@ -170,6 +170,10 @@ class FunctionPrinter:
         return axis_text(a, self.T, self.expr, self.names)
 
     def buffer_text(self, b: SparseBuffer) -> str:
+        if b.view_of is not None:  # a dense view of another buffer's data (seed 002)
+            names = ", ".join(self.names(a) for a in b.axes)
+            names = f"({names},)" if len(b.axes) == 1 else f"({names})"
+            return f'{self.T}.decl_buffer({names}, "{b.dtype}", data={self.names(b.view_of)}.data)'
         handle = self.names(b.handle) if b.handle is not None else None
         return sparse_buffer_text(list(b.axes), b.dtype, handle, b.scope, b.extra_storage, self.T, self.expr, self.names)
 

@@ -39,6 +39,7 @@ from ..ir.iteration import REDUCE, SPATIAL, SparseIteration
 from ..ir.stage2 import SEARCHED_ATTR, SPANS_ATTR, STAGE_II_LEVEL, Stage2Function
 from ..ir.verifier import verify, verify_lowerable
 from ..trace.spans import span_texts
+from .inline_views import inline_views
 from .sparse_iter.context import Context, Names, seq
 from .sparse_iter.header import build_header
 from .sparse_iter.levels import Levels, build_level, iteration_levels
@@ -48,6 +49,7 @@ from .sparse_iter.search import Site
 
 def lower_sparse_iter(func: SparseFunction) -> Stage2Function:
     """Lower a stage-I function to stage II (loops and blocks over position-space buffers)."""
+    func = inline_views(verify(func))
     verify_lowerable(verify(func))
     # generated axis and structure-buffer names must not take a name the script uses
     names = Names({a.name for a in func.axes} | {b.name for b in func.buffers} | {str(p.name) for p in func.params})
