@@ -16,6 +16,8 @@ Each sparse iteration becomes a loop nest in *position space* (stage2.md §1):
   indptr (helper blocks ``..._search<k>``), so fused loops stay parallel-safe (no carried row
   variable).
 - ``T.attach(U, E)``: U's row is the coordinate of E.
+- the iteration's ``T.sp_iter_attr`` (``annotate_sparse_iter``) become annotations of each of
+  its level blocks, so they print at stages II and III.
 - ``T.init()`` goes into the outermost block where all its indices are bound; when that block
   has no reduction iterator, it becomes a plain store at the top of the block body (or before the
   loop nest). Inits left under a data-dependent reduction loop are hoisted by
@@ -99,7 +101,8 @@ def lower_iteration(ctx: Context, it: SparseIteration, outer_env: dict, enclosin
     own_allocs = inner_allocs
     for level, name in reversed(list(zip(levels.levels, names))):
         # the scratch of a level is allocated in the block of the level around it
-        stmt, own_allocs = build_level(ctx, level, name, seq(level.explicit_init + [stmt]), own_allocs, it.span)
+        stmt, own_allocs = build_level(ctx, level, name, seq(level.explicit_init + [stmt]), own_allocs, it.span,
+                                       it.attrs)
     enclosing_allocs.extend(own_allocs)
     return seq(before + [stmt], it.span)
 
@@ -171,5 +174,5 @@ def _separate_init(ctx: Context, it: SparseIteration, outer_env: dict, allocs: l
     for a in entries:
         if a.parent is not None and a.parent.name not in visible:
             raise LoweringError(f"sparse iteration '{it.name}': cannot hoist its T.init() (axis '{a.name}' needs '{a.parent.name}')")
-    sub = SparseIteration(f"{it.name}_init", entries, kinds, iter_vars, None, list(it.init), {}, it.span)
+    sub = SparseIteration(f"{it.name}_init", entries, kinds, iter_vars, None, list(it.init), dict(it.attrs), it.span)
     return lower_iteration(ctx, sub, outer_env, allocs)

@@ -171,12 +171,18 @@ def _bind(out: Levels, var: Var, position: Position) -> None:
     out.level_of[var] = len(out.levels) - 1
 
 
-def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: list, span: Any) -> tuple[Any, list]:
-    """The loops and block of one level around ``body``; (statement, scratch for the enclosing block)."""
+def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: list, span: Any,
+                attrs: Optional[dict] = None) -> tuple[Any, list]:
+    """The loops and block of one level around ``body``; (statement, scratch for the enclosing block).
+
+    ``attrs`` (the iteration's ``T.sp_iter_attr``) become the block's annotations, as TVM's
+    ``sch.annotate`` would set them, so an ``annotate_sparse_iter`` survives lowering.
+    """
     loops = level.loops
     bufs = ctx.header.buffers + own_allocs + level.allocs
     iter_vars = [tirx.IterVar(domain(lp.dom), lp.block_var, ITER_TYPE[lp.kind]) for lp in loops]
-    block = s_tir.SBlock(iter_vars, [], [], name, body, level.init, list(own_allocs), None, {"sparse": True}, span)
+    annotations = {**dict(attrs or {}), "sparse": True}
+    block = s_tir.SBlock(iter_vars, [], [], name, body, level.init, list(own_allocs), None, annotations, span)
     block = block_regions(block, ctx.header.buffers + list(ctx.scratch) + own_allocs + level.allocs)
     stmt = s_tir.SBlockRealize([lp.loop_var for lp in loops], True, block, span=span)
     by_depth: dict[int, list] = {}
