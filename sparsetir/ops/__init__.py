@@ -347,8 +347,8 @@ def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
         # (torch warns when they are off implicitly).
         # Copied by NumPy, on this thread: torch would copy arrays this large on its OpenMP
         # team, which waits for a preempted thread on a busy machine (a slow op, for a copy).
-        crow = torch.from_numpy(a.indptr.astype(_numpy_dtype(A.crow_indices().dtype)))
-        col = torch.from_numpy(a.indices.astype(_numpy_dtype(A.col_indices().dtype)))
+        crow = torch.from_numpy(a.indptr.astype(str(A.crow_indices().dtype).removeprefix("torch.")))
+        col = torch.from_numpy(a.indices.astype(str(A.col_indices().dtype).removeprefix("torch.")))
         result = torch.sparse_csr_tensor(crow, col, torch.from_numpy(values), size=tuple(A.shape),
                                          check_invariants=False)
         prepared.share("csr", result, a)  # the same structure: ops on the result skip preparing it
@@ -360,11 +360,6 @@ def _same_pattern(A: Any, a: CsrInput, values: np.ndarray) -> Any:
     result.indices = a.indices.astype(A.indices.dtype)
     result.indptr = a.indptr.astype(A.indptr.dtype)
     return result
-
-
-def _numpy_dtype(dtype: Any) -> np.dtype:
-    """NumPy's dtype for a torch integer dtype (``torch.int64`` -> ``int64``)."""
-    return np.dtype(str(dtype).rpartition(".")[2])
 
 
 #: Classes whose shallow copy is a new instance with a copy of the instance ``__dict__``: what

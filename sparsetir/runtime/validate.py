@@ -64,8 +64,7 @@ class CallValidator:
         self._positions = {p.name: i for i, p, _, _ in self._buffers}
         self._last: Optional[tuple] = None  # ``_snapshot`` of the last call the fast path checked whole
         self._quick = [(c, quick_check(c)) for c in self.constraints]
-        self._structure_positions = [self._positions[name] for name in self.structure_arrays] \
-            if all(name in self._positions for name in self.structure_arrays) else None
+        self._structure_positions = [self._positions[name] for name in self.structure_arrays]
         # The structure arrays of recent calls (``_structure_key``), and the compiled plan of
         # their checks once a call has repeated them.
         self._seen_structure: Optional[tuple] = None
@@ -185,22 +184,20 @@ class CallValidator:
         last calls' checks when this call has their structure arrays and sizes (a model's loop;
         ``known``: the caller found the call's arrays to be the last call's), else each
         constraint's quick check."""
-        if self._structure_positions is None or not _FIXED_ADDRESSES:
+        if not _FIXED_ADDRESSES:
             self._check_contents(values, env)
             return
         seen = self._seen_structure
-        if seen is not None and (known or _same_structure(seen, env, values, self._structure_positions)):
-            plan = self._plan
-            if plan is None:
-                hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
-                plan = self._plan = content_plan(self.constraints, hosts, env) or False
-            if plan is not False and plan.first_failing() < 0:
-                return
+        if seen is None or not (known or _same_structure(seen, env, values, self._structure_positions)):
             self._check_contents(values, env)
+            # Checked whole: remember these arrays, for a plan if the next call repeats them.
+            self._seen_structure, self._plan = self._structure_key(values, env), None
             return
-        self._check_contents(values, env)
-        # Checked whole: remember these arrays, for a plan if the next call repeats them.
-        self._seen_structure, self._plan = self._structure_key(values, env), None
+        if self._plan is None:
+            hosts = {name: values[self._positions[name]] for name in self.structure_arrays}
+            self._plan = content_plan(self.constraints, hosts, env) or False
+        if self._plan is False or self._plan.first_failing() >= 0:
+            self._check_contents(values, env)
 
     def _structure_key(self, values: Sequence[Any], env: dict[str, int]) -> tuple:
         """What identifies a call's structure arrays and sizes for ``_same_structure``."""

@@ -398,17 +398,13 @@ static void after_fork_in_child(void) {
 int sparsetir_parallel_launch(FTVMParallelLambda f, void* cdata, int num_task) {
   if (serial_depth > 0) return run_serial(f, cdata);
   int use_omp = omp_parallel != NULL && !omp_after_fork && now_ns() >= atomic_load(&omp_avoid_until);
+  int omp_threads = omp_parallel != NULL && !omp_after_fork ? omp_max_threads() : 1;
   int team = threads;
-  if (use_omp) {
-    int omp_threads = omp_max_threads();
-    if (omp_threads < team) team = omp_threads;
-  }
+  if (use_omp && omp_threads < team) team = omp_threads;
   if (team > 1) {
     /* this process's threads that may be runnable now: the OpenMP team's (spinning after the
        last torch op, or ours) and the pool's spinning workers */
-    int ours = atomic_load_explicit(&pool_spinning, memory_order_relaxed);
-    if (omp_parallel != NULL && !omp_after_fork) ours += omp_max_threads() - 1;
-    team = uncrowded(team, ours);
+    team = uncrowded(team, omp_threads - 1 + atomic_load_explicit(&pool_spinning, memory_order_relaxed));
   }
   if (team <= 1) return run_serial(f, cdata);
   int chunks = num_task > 0 ? num_task : team * chunks_per_thread;
