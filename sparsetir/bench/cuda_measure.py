@@ -54,6 +54,8 @@ class Row:
     peer: Optional[Timing] = None
     peer_name: str = ""
     errors: dict = field(default_factory=dict)
+    #: How sparsetir ran it, where it chose (SpMM: "rows in pieces of 16"); empty: one pass.
+    plan: str = ""
 
     @property
     def speedup(self) -> Optional[float]:
@@ -134,15 +136,16 @@ def geomean(values: list[float]) -> Optional[float]:
 
 def table(rows: list[Row]) -> str:
     """A Markdown table of the rows and a geometric-mean line per kernel."""
-    lines = ["| kernel | matrix | nnz | width | sparsetir ms | peer | peer ms | speedup | timed |",
-             "|---|---|---:|---:|---:|---|---:|---:|---|"]
+    lines = ["| kernel | matrix | nnz | width | plan | sparsetir ms | peer | peer ms | speedup | timed |",
+             "|---|---|---:|---:|---|---:|---|---:|---:|---|"]
     for row in rows:
         ours = f"{row.ours.ms:.4f}" if row.ours else "-"
         peer = f"{row.peer.ms:.4f}" if row.peer else "-"
         speedup = f"{row.speedup:.2f}x" if row.speedup else "-"
         timed = "/".join(sorted({t.method for t in (row.ours, row.peer) if t}))
         problems = "; ".join(f"{k}: {v}" for k, v in row.errors.items())
-        lines.append(f"| {row.kernel} | {row.matrix} | {row.nnz} | {row.width} | {ours} | {row.peer_name} | "
+        lines.append(f"| {row.kernel} | {row.matrix} | {row.nnz} | {row.width} | {row.plan or '-'} | {ours} | "
+                     f"{row.peer_name} | "
                      f"{peer} | {speedup} | {timed}{' ' + problems if problems else ''} |")
     lines.append("")
     for kernel in dict.fromkeys(row.kernel for row in rows):

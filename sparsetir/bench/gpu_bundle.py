@@ -4,13 +4,13 @@ The GPU machines this project borrows have torch, NumPy, SciPy, nvcc and the NVI
 but no TVM, and too little room to carry it. Everything TVM does happens before a kernel runs,
 so a bundle carries the result: each kernel as a ``CudaProgram`` (JSON) and its device code
 (a fatbinary for sm_80 and sm_90, with sm_90's PTX for newer GPUs, compiled here by nvcc),
-the launcher and the measuring code (``runtime/cuda/program.py``, ``launch.py``,
-``bench/cuda_measure.py``, copied: they import no other part of sparsetir), the matrices, and
+the launcher, the measuring code and the SpMM row split (``runtime/cuda/program.py``,
+``launch.py``, ``bench/cuda_measure.py``, ``runtime/cuda/row_split.py``, copied: they import no other part of sparsetir), the matrices, and
 ``run.py`` (``gpu_bundle_run.py``)::
 
     DIR/run.py               python3 DIR/run.py --out RESULTS   (on the GPU machine)
     DIR/manifest.json        what to check and what to time
-    DIR/sparsetir_cuda/      program.py, launch.py, measure.py
+    DIR/sparsetir_cuda/      program.py, launch.py, measure.py, row_split.py
     DIR/kernels/NAME.json    the programs;  DIR/kernels/NAME.fatbin  their device code
     DIR/matrices/NAME.npz    the bench matrices (scipy.sparse.save_npz)
     DIR/checks/NAME.npz      inputs and expected outputs of each check
@@ -48,6 +48,7 @@ CARRIED = {
     "program.py": PACKAGE / "runtime" / "cuda" / "program.py",
     "launch.py": PACKAGE / "runtime" / "cuda" / "launch.py",
     "measure.py": PACKAGE / "bench" / "cuda_measure.py",
+    "row_split.py": PACKAGE / "runtime" / "cuda" / "row_split.py",
 }
 RUNNER = Path(__file__).resolve().parent / "gpu_bundle_run.py"
 FORMAT = "sparsetir.gpu_bundle/1"
@@ -93,8 +94,11 @@ def export(directory: Path, matrices: Sequence[tuple[str, Any]], widths: Sequenc
         for width in widths:
             name = f"{kernel}_float32_{width}"
             programs[name] = build_cuda_kernel(bench_key(kernel, width)).compiled.program
-            bench += [{"kernel": kernel, "width": int(width), "matrix": matrix, "program": name}
-                      for matrix, _ in matrices]
+            case = {"kernel": kernel, "width": int(width), "program": name}
+            if kernel == "spmm":  # and its rows in pieces, which run.py takes where row_split.choose does
+                case["split_program"] = f"split_spmm_float32_{width}"
+                programs[case["split_program"]] = build_cuda_kernel(bench_key("split_spmm", width)).compiled.program
+            bench += [dict(case, matrix=matrix) for matrix, _ in matrices]
     for matrix, csr in matrices:
         scipy.sparse.save_npz(directory / "matrices" / f"{matrix}.npz", scipy.sparse.csr_matrix(csr))
     entries = []

@@ -23,7 +23,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from sparsetir_cuda import measure  # noqa: E402
+from sparsetir_cuda import measure, row_split  # noqa: E402
 from sparsetir_cuda.launch import Launcher  # noqa: E402
 from sparsetir_cuda.program import CudaProgram  # noqa: E402
 
@@ -129,6 +129,14 @@ def run_bench(manifest: dict, launchers: dict, torch) -> list:
                 X = torch.randn(n, width, device="cuda", generator=generator)
                 C = torch.empty(m, width, device="cuda")
                 ours = lambda: launcher([values, X, C, indptr, indices, m, n, csr.nnz])  # noqa: E731
+                length = row_split.choose(csr.indptr, width, 4)
+                if length is not None:  # as sparsetir.ops.spmm does on a GPU
+                    split = row_split.split_rows(csr.indptr, length)
+                    pieces, piece_ptr = torch.from_numpy(split.pieces).cuda(), torch.from_numpy(split.piece_ptr).cuda()
+                    W = torch.empty(split.count, width, device="cuda")
+                    ours = lambda: launchers[case["split_program"]](  # noqa: E731
+                        [values, X, C, W, pieces, piece_ptr, indices, m, n, csr.nnz, split.count, split.most])
+                    row.plan = f"rows in pieces of {length}"
                 ours()
                 problem = measure.mismatch(C, torch.sparse.mm(A64, X.double()), torch)
                 peer, row.peer_name = measure.torch_spmm(A, X, torch), "torch.sparse.mm (cuSPARSE)"
@@ -173,6 +181,11 @@ def plan(manifest: dict, programs: dict) -> int:
         scalars = {"m": m, "n": n, "nnz": int(csr.nnz)}
         arrays = {p.name: (4096 * (i + 1), (1,)) for i, p in enumerate(program.params) if p.kind == "array"}
         count += len(program.launches(scalars, arrays))
+        if "split_program" in case:
+            split = row_split.split_rows(csr.tocsr().indptr, row_split.PIECE_LENGTHS[0])
+            program = programs[case["split_program"]]
+            arrays = {p.name: (4096 * (i + 1), (1,)) for i, p in enumerate(program.params) if p.kind == "array"}
+            count += len(program.launches(dict(scalars, npieces=split.count, maxp=split.most), arrays))
     print(f"plan: {len(manifest['checks'])} checks and {len(manifest['bench'])} bench cases, {count} launches, "
           f"{len(programs)} programs")
     return 0

@@ -33,6 +33,41 @@ def spmm_script(feat: int, dtype: str) -> SparseFunction:
     return spmm
 
 
+def split_spmm_script(feat: int, dtype: str) -> SparseFunction:
+    """C = A @ B with each row of CSR A cut into pieces of consecutive nonzeros (the GPU's answer
+    to long rows, ``runtime/cuda/row_split.py``): the first iteration sums each piece into a row
+    of the workspace ``W`` (one per piece), the second sums each row's pieces into ``C``.
+
+    ``pieces`` (m + 1) points each row to its pieces, ``piece_ptr`` (npieces + 1) each piece to
+    its nonzeros; the values and column indices are A's own, in A's order, since a row's pieces
+    are consecutive runs of its nonzeros. A row without nonzeros has one empty piece.
+    """
+
+    @T.prim_func
+    def split_spmm(a: T.handle, b: T.handle, c: T.handle, w: T.handle, pieces: T.handle, piece_ptr: T.handle,
+                   indices: T.handle, m: T.int32, n: T.int32, nnz: T.int32, npieces: T.int32, maxp: T.int32):
+        T.func_attr({"global_symbol": "ops_split_spmm", "tir.noalias": True, "sparse_tir_level": 2})
+        I = T.dense_fixed(m)
+        P = T.dense_variable(I, (maxp, npieces), pieces, "int32")
+        J = T.sparse_variable(P, (n, nnz), (piece_ptr, indices), "int32")
+        J_detach = T.dense_fixed(n)
+        K = T.dense_fixed(feat)
+        A = T.match_sparse_buffer(a, (I, P, J), dtype)
+        B = T.match_sparse_buffer(b, (J_detach, K), dtype)
+        C = T.match_sparse_buffer(c, (I, K), dtype)
+        W = T.match_sparse_buffer(w, (I, P, K), dtype)
+        with T.sp_iter([I, P, J, K], "SSRS", "pieces") as [i, p, j, k]:
+            with T.init():
+                W[i, p, k] = 0.0
+            W[i, p, k] = W[i, p, k] + A[i, p, j] * B[j, k]
+        with T.sp_iter([I, P, K], "SRS", "rows") as [i, p, k]:
+            with T.init():
+                C[i, k] = 0.0
+            C[i, k] = C[i, k] + W[i, p, k]
+
+    return split_spmm
+
+
 def sddmm_script(feat: int, dtype: str) -> SparseFunction:
     """O[i, j] = A[i, j] * dot(X[i, :], Y[j, :]) on the stored entries of CSR A.
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import sparsetir
 from gpu_kernels import OP_KEYS, key_id, op_kernel, workload_kernel
 from sparsetir.bench.gpu_bundle import Check
+from sparsetir.runtime.cuda.row_split import split_rows
 from workloads import WORKLOADS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
@@ -33,10 +34,15 @@ def _matrices(dtype, feat):
 def _op_cases(key, rng):
     """(case name, args, expected outputs by argument index) of one op configuration."""
     dtype, feat = key.dtype, key.feat
-    if key.op in ("spmm", "sddmm", "segment_sum", "softmax"):
+    if key.op in ("spmm", "split_spmm", "sddmm", "segment_sum", "softmax"):
         for name, A in _matrices(dtype, feat).items():
             m, n = A.shape
-            if key.op == "spmm":
+            if key.op == "split_spmm":
+                split = split_rows(A.indptr, 3)
+                X = rng.standard_normal((n, feat)).astype(dtype)
+                yield name, (A.data, X, np.zeros((m, feat), dtype), np.zeros((split.count, feat), dtype), split.pieces,
+                             split.piece_ptr, A.indices, m, n, A.nnz, split.count, split.most), {2: A @ X}
+            elif key.op == "spmm":
                 X = rng.standard_normal((n, feat)).astype(dtype)
                 yield name, (A.data, X, np.zeros((m, feat), dtype), A.indptr, A.indices, m, n, A.nnz), {2: A @ X}
             elif key.op == "sddmm":

@@ -21,6 +21,7 @@ def _key(op, dtype, feat=0, block=(0, 0)):
 OP_KEYS = (
     [_key("spmm", "float32", f) for f in (1, 4, 32, 33, 127, 128, 512, 2048)]
     + [_key("spmm", "float64", f) for f in (1, 32, 128, 512)]
+    + [_key("split_spmm", "float32", f) for f in (4, 33, 128)] + [_key("split_spmm", "float64", 32)]
     + [_key("sddmm", "float32", f) for f in (5, 16, 32, 33, 128, 512)]
     + [_key("sddmm", "float64", f) for f in (32, 128)]
     + [_key("segment_sum", "float32", f) for f in (1, 32, 100)]

@@ -31,7 +31,7 @@ def test_sddmm_program_launches_the_dot_products_then_the_scaling():
     assert [p.name for p in program.params] == ["a", "x", "y", "o", "indptr", "indices", "m", "n", "nnz"]
     arrays = _arrays(program)
     dot, scale = program.launches({"m": 10, "n": 12, "nnz": 1000}, arrays)
-    assert dot.grid == (125, 1, 1) and dot.block == (32, 8, 1)  # 8 nonzeros of 32 lanes per block
+    assert dot.grid == (32, 1, 1) and dot.block == (8, 32, 1)  # 32 nonzeros of 8 lanes per block
     assert scale.grid == (4, 1, 1) and scale.block == (256, 1, 1)
     spec = program.kernel(dot.kernel)
     pointers = [value for kind, value in zip(spec.params, dot.args) if kind == "handle"]

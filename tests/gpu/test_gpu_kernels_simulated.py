@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 import sparsetir
 from gpu_kernels import OP_KEYS, key_id, simulated_op, workload_kernel
+from sparsetir.runtime.cuda.row_split import split_rows
 from sparsetir.runtime.cuda.simulate import serial_program, simulate
 from workloads import WORKLOADS
 
@@ -47,6 +48,20 @@ def _check_spmm(kernel, key):
         C = np.full((A.shape[0], key.feat), np.nan, key.dtype)
         kernel(A.data, X, C, A.indptr, A.indices, *A.shape, A.nnz)
         np.testing.assert_allclose(C, A @ X, err_msg=name, **_tol(key.dtype))
+
+
+def _check_split_spmm(kernel, key):
+    """Rows cut into pieces of 1, 3 and 16 nonzeros: one piece per nonzero, uneven last pieces,
+    and rows of one piece; the workspace starts as NaN, so a piece left unwritten shows."""
+    for name, A in _matrices(key.dtype).items():
+        for length in (1, 3, 16):
+            split = split_rows(A.indptr, length)
+            X = RNG.standard_normal((A.shape[1], key.feat)).astype(key.dtype)
+            C = np.full((A.shape[0], key.feat), np.nan, key.dtype)
+            W = np.full((split.count, key.feat), np.nan, key.dtype)
+            kernel(A.data, X, C, W, split.pieces, split.piece_ptr, A.indices, *A.shape, A.nnz, split.count,
+                   split.most)
+            np.testing.assert_allclose(C, A @ X, err_msg=f"{name}, pieces of {length}", **_tol(key.dtype))
 
 
 def _check_sddmm(kernel, key):
@@ -105,6 +120,7 @@ def _check_ell_spmm(kernel, key):
 
 CHECKS = {
     "spmm": _check_spmm,
+    "split_spmm": _check_split_spmm,
     "sddmm": _check_sddmm,
     "segment_sum": _check_segment_sum,
     "softmax": _check_softmax,

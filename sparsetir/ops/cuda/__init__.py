@@ -35,6 +35,7 @@ from ..csr_tensors import CsrTensors
 from ..inputs import (PreparedCache, VALUE_DTYPES, as_int32, check_offsets, check_structure, fail, memory_key, plain,
                       version)
 from ..kernels import KernelKey
+from ...runtime.cuda import row_split
 from .kernels import build_cuda_kernel
 
 #: Bytes the kernels may load at once from an array (a ``float4``): the alignment they need.
@@ -57,7 +58,8 @@ def on_cuda(*operands: Any) -> bool:
 
 @dataclass(frozen=True)
 class DeviceCsr:
-    """A CSR matrix's structure on its device, checked: int32 ``indptr`` and ``indices``."""
+    """A CSR matrix's structure on its device, checked: int32 ``indptr`` and ``indices``; and
+    its row splits for SpMM (``row_split.py``), made on first use per piece length."""
 
     indptr: Any
     indices: Any
@@ -66,6 +68,22 @@ class DeviceCsr:
     nnz: int
     max_row_length: int
     device: Any
+    host_indptr: np.ndarray = field(repr=False, compare=False)
+    splits: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def split(self, feat: int) -> Optional[tuple[int, Any, Any, int]]:
+        """For SpMM at width ``feat``: None (one pass), or the row split's piece count,
+        ``pieces`` and ``piece_ptr`` on the device, and the most pieces of one row."""
+        itemsize = 8 if self.dtype == "float64" else 4
+        length = row_split.choose(self.host_indptr, feat, itemsize)
+        if length is None:
+            return None
+        if length not in self.splits:
+            plan = row_split.split_rows(self.host_indptr, length)
+            torch = _torch()
+            self.splits[length] = (plan.count, torch.from_numpy(plan.pieces).to(self.device),
+                                   torch.from_numpy(plan.piece_ptr).to(self.device), plan.most)
+        return self.splits[length]
 
 
 class CudaKernels:
@@ -177,7 +195,7 @@ class CudaOps:
         check_structure(what, indptr, indices, m, n, int(indices.shape[0]))
         longest = int(np.diff(indptr).max()) if m else 0
         return DeviceCsr(self._to_device(indptr, device), self._to_device(indices, device), shape, dtype,
-                         int(indices.shape[0]), longest, device)
+                         int(indices.shape[0]), longest, device, indptr.copy())
 
     def dense(self, what: str, X: Any, dtype: str, rows: Optional[int], device: Any, ndim: int = 2) -> Any:
         """``X`` checked (device, dtype, rank, rows) as a contiguous, aligned tensor on ``device``."""
@@ -223,8 +241,15 @@ class CudaOps:
         C = _torch().empty((m, feat), dtype=X.dtype, device=a.device)
         if m == 0 or feat == 0:
             return C.zero_()
-        self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, a.indptr, a.indices,
-                         m, n, a.nnz)
+        split = a.split(feat)
+        if split is None:
+            self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, a.indptr,
+                             a.indices, m, n, a.nnz)
+            return C
+        count, pieces, piece_ptr, most = split
+        W = _torch().empty((count, feat), dtype=X.dtype, device=a.device)
+        self.kernels.run(KernelKey("split_spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, W, pieces,
+                         piece_ptr, a.indices, m, n, a.nnz, count, most)
         return C
 
     def spmv(self, A: Any, x: Any) -> Any:

@@ -11,6 +11,7 @@ needed either: a lane layout covers any width (``feature_layout``).
 Arguments of the kernels, in order (what ``ops/cuda/__init__.py`` passes):
 
 - spmm, spmv: ``values, X, C, indptr, indices, m, n, nnz``
+- split_spmm: ``values, X, C, W, pieces, piece_ptr, indices, m, n, nnz, npieces, most``
 - sddmm: ``values, X, Y, out, indptr, indices, m, n, nnz``
 - segment_sum: ``values, out, offsets, segments, max_len, nnz``
 - bsr_spmm: ``blocks, X, C, indptr, indices, mb, nb, nnzb``
@@ -48,6 +49,18 @@ def make_spmm(key: Any) -> Any:
         recipes.schedule_spmv(sch, "spmm0", "spmm1")
     else:
         recipes.schedule_spmm(sch, "spmm0", "spmm1", key.feat, key.dtype)
+    return sch.func
+
+
+def make_split_spmm(key: Any) -> Any:
+    """CSR SpMM with rows cut into pieces (``runtime/cuda/row_split.py``): the pieces' loop over
+    the rows and their pieces fused at stage I (a piece per group of lanes, like a row of
+    ``make_spmm``), then each row's pieces summed by a second kernel of the same shape."""
+    sch = Schedule(scripts.split_spmm_script(key.feat, key.dtype), round_trip=False)
+    sch.sparse_fuse("pieces", ["I", "P"])
+    sch.lower_sparse_iter()
+    recipes.schedule_spmm(sch, "pieces0", "pieces1", key.feat, key.dtype)
+    recipes.schedule_spmm(sch, "rows0", "rows1", key.feat, key.dtype)
     return sch.func
 
 
@@ -93,6 +106,7 @@ def make_softmax(key: Any) -> Any:
 
 MAKERS: dict[str, Callable[[Any], Any]] = {
     "spmm": make_spmm,
+    "split_spmm": make_split_spmm,
     "sddmm": make_sddmm,
     "segment_sum": make_segment_sum,
     "bsr_spmm": make_bsr_spmm,
