@@ -16,13 +16,14 @@ The designs are SparseTIR's published ones, kept simple:
   the lanes' partial sums.
 - **SDDMM**: *nonzero-balanced*. The row and column loops are fused at stage I (one loop over
   the nonzeros, the row of each found by binary search in ``indptr``); a group of ``L`` lanes
-  computes one nonzero's dot product across the feature axis and reduces it with warp
-  shuffles; ``ROWS`` groups per block. The scaling by ``A`` is a second, elementwise kernel
+  computes one nonzero's dot product across the feature axis (``SDDMM_RUN`` consecutive values
+  per lane for widths up to 128) and reduces it with warp shuffles; ``ROWS`` groups per block. The scaling by ``A`` is a second, elementwise kernel
   over the nonzeros.
 - **Softmax**: a thread per row (its three passes over the row in registers).
 
 Feature widths are compile-time constants (one kernel per width, as on the CPU); matrix sizes
-stay symbolic. None of this has been timed on a GPU yet (``bench/notes/gpu.md``).
+stay symbolic. Timings on an H200 and what they led to (SpMM's row split, SDDMM's runs of 4
+values per lane): ``bench/notes/gpu.md``.
 """
 
 from __future__ import annotations
