@@ -144,7 +144,8 @@ def run_bench(manifest: dict, launchers: dict, torch) -> list:
                 X = torch.randn(m, width, device="cuda", generator=generator)
                 Y = torch.randn(n, width, device="cuda", generator=generator)
                 out = torch.empty(csr.nnz, device="cuda")
-                ours = lambda: launcher([values, X, Y, out, indptr, indices, m, n, csr.nnz])  # noqa: E731
+                row_of = torch.from_numpy(np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))).cuda()
+                ours = lambda: launcher([values, X, Y, out, row_of, indices, m, n, csr.nnz])  # noqa: E731
                 ours()
                 expected = torch.sparse.sampled_addmm(A64, X.double(), Y.double().t(), beta=0).values() * A64.values()
                 problem = measure.mismatch(out, expected, torch)

@@ -99,6 +99,37 @@ def sddmm_script(feat: int, dtype: str) -> SparseFunction:
     return sddmm
 
 
+def coo_sddmm_script(feat: int, dtype: str) -> SparseFunction:
+    """SDDMM as ``sddmm_script`` with the matrix's entries in COO order: each nonzero's row is
+    read from ``rows`` (``rows[p]``: the row of nonzero ``p``, made once per matrix) instead of
+    searched for in ``indptr``. The GPU kernel gives nonzeros to lanes in any order, and on an
+    H200 the binary search per nonzero cost half its time (``bench/notes/gpu.md``).
+    """
+
+    @T.prim_func
+    def coo_sddmm(a: T.handle, x: T.handle, y: T.handle, o: T.handle, rows: T.handle, indices: T.handle,
+                  m: T.int32, n: T.int32, nnz: T.int32):
+        T.func_attr({"global_symbol": "ops_sddmm", "tir.noalias": True, "sparse_tir_level": 2})
+        NZ = T.dense_fixed(nnz)
+        M = T.dense_fixed(m)
+        N = T.dense_fixed(n)
+        K = T.dense_fixed(feat)
+        R = T.match_sparse_buffer(rows, (NZ,), "int32")
+        C = T.match_sparse_buffer(indices, (NZ,), "int32")
+        A = T.match_sparse_buffer(a, (NZ,), dtype)
+        X = T.match_sparse_buffer(x, (M, K), dtype)
+        Y = T.match_sparse_buffer(y, (N, K), dtype)
+        O = T.match_sparse_buffer(o, (NZ,), dtype)
+        with T.sp_iter([NZ, K], "SR", "sddmm") as [p, k]:
+            with T.init():
+                O[p] = 0.0
+            O[p] = O[p] + X[R[p], k] * Y[C[p], k]
+        with T.sp_iter([NZ], "S", "sddmm_scale") as [p]:
+            O[p] = A[p] * O[p]
+
+    return coo_sddmm
+
+
 def sddmm_overlap_script(feat: int, dtype: str, lanes: int) -> SparseFunction:
     """SDDMM for a width that is not a multiple of ``lanes`` (but at least ``lanes``): the dot
     product runs over whole vectors, the last one shifted back to end at the row's end.

@@ -14,11 +14,12 @@ The designs are SparseTIR's published ones, kept simple:
 - **SpMV**: SpMM with one column, where lanes over features would idle: a warp per row with
   the row's *nonzeros* across the lanes and a warp reduction (TVM's cross-thread reduction) of
   the lanes' partial sums.
-- **SDDMM**: *nonzero-balanced*. The row and column loops are fused at stage I (one loop over
-  the nonzeros, the row of each found by binary search in ``indptr``); a group of ``L`` lanes
-  computes one nonzero's dot product across the feature axis (``SDDMM_RUN`` consecutive values
-  per lane for widths up to 128) and reduces it with warp shuffles; ``ROWS`` groups per block. The scaling by ``A`` is a second, elementwise kernel
-  over the nonzeros.
+- **SDDMM**: *nonzero-balanced*, over the nonzeros in COO order (``ops/scripts.coo_sddmm_script``:
+  each nonzero's row read from an array, where a fused CSR loop would search ``indptr`` for
+  it); a group of ``L`` lanes computes the dot products of ``SDDMM_NONZEROS`` consecutive
+  nonzeros across the feature axis (``SDDMM_RUN`` consecutive values per lane for widths up to
+  128) and reduces each with warp shuffles. The scaling by ``A`` is a second, elementwise
+  kernel over the nonzeros.
 - **Softmax**: a thread per row (its three passes over the row in registers).
 
 Feature widths are compile-time constants (one kernel per width, as on the CPU); matrix sizes
@@ -52,6 +53,9 @@ ROWS = BLOCK_THREADS // WARP
 VECTOR_BYTES = 16
 #: SDDMM on rows of at most ``WARP * SDDMM_RUN`` values: the consecutive values each lane sums.
 SDDMM_RUN = 4
+#: SDDMM: the consecutive nonzeros each group of lanes computes (two dot products in flight;
+#: on an H200, 1.64x sampled_addmm against 1.40x with one and 1.54x with four).
+SDDMM_NONZEROS = 2
 
 
 @dataclass(frozen=True)
@@ -178,26 +182,29 @@ def schedule_spmv(sch: Schedule, row_block: str, inner_block: str) -> None:
 
 
 def schedule_sddmm(sch: Schedule, dot_block: str, scale_block: str, feat: int) -> None:
-    """Nonzero-balanced SDDMM (module docs) at stage III, after ``sparse_fuse`` of its two
-    iterations: ``dot_block`` over (nonzero ``p``, feature ``k``) reducing ``k``; ``scale_block``
-    over ``p``, scaling the dot products in place.
+    """Nonzero-balanced SDDMM (module docs) at stage III: ``dot_block`` over (nonzero ``p``,
+    feature ``k``) reducing ``k``; ``scale_block`` over ``p``, scaling the dot products in place.
+    Each nonzero's row must be read, not searched for (``coo_sddmm_script``).
 
-    After::
+    After (N = ``SDDMM_NONZEROS``)::
 
-        for po in blockIdx.x: for pi in threadIdx.y(R):          nonzero p = po * R + pi
-            row = binary search of p in indptr                  (each lane, same answer)
+        for po in blockIdx.x: for pi in threadIdx.y(R): for pn in range(N):
+            p = (po * R + pi) * N + pn                          (if p < nnz)
             for kl in threadIdx.x(L):
-                part = 0; for ko: part += X[row, ko*L + kl] * Y[indices[p], ko*L + kl]
+                part = 0; for ko: part += X[rows[p], ko*L + kl] * Y[indices[p], ko*L + kl]
                 (widths up to 128 that 4 divides: L = feat / 4 lanes, each summing
                  the 4 values kl*4 .. kl*4+3, unrolled)
                 O[p] = warp_sum(part)                            (lane 0 stores)
         for qo in blockIdx.x: for qi in threadIdx.x(256):        nonzero q
             O[q] = A[q] * O[q]
+
+    The ``pn`` loop stays a plain loop (nvcc unrolls it): TVM's cross-thread reduction inside a
+    loop unrolled by the schedule leaves its shuffle buffer undeclared.
     """
     p, k = sch.get_loops(dot_block)
     if feat % SDDMM_RUN == 0 and feat // SDDMM_RUN <= WARP:
         # Narrow rows: each lane sums a run of SDDMM_RUN consecutive values, so a warp holds
-        # several nonzeros and each reduction has fewer shuffle steps (3x faster at width 32
+        # several nonzeros and each reduction has fewer shuffle steps (2x faster at width 32
         # on an H200 than a lane per value; bench/notes/gpu.md).
         lanes = feat // SDDMM_RUN
         kl, run = sch.split(k, [lanes, SDDMM_RUN])
@@ -205,7 +212,7 @@ def schedule_sddmm(sch: Schedule, dot_block: str, scale_block: str, feat: int) -
     else:
         lanes = min(WARP, _power_of_two_at_least(feat))
         _, kl = sch.split(k, [None, lanes])
-    po, pi = sch.split(p, [None, BLOCK_THREADS // lanes])
+    po, pi, _ = sch.split(p, [None, BLOCK_THREADS // lanes, SDDMM_NONZEROS])
     sch.bind(po, "blockIdx.x")
     sch.bind(pi, "threadIdx.y")
     sch.bind(kl, "threadIdx.x")

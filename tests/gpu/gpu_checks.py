@@ -49,7 +49,8 @@ def _op_cases(key, rng):
                 X, Y = rng.standard_normal((m, feat)).astype(dtype), rng.standard_normal((n, feat)).astype(dtype)
                 rows = np.repeat(np.arange(m), np.diff(A.indptr))
                 expected = A.data * np.einsum("ij,ij->i", X[rows].astype(np.float64), Y[A.indices])
-                yield name, (A.data, X, Y, np.zeros(A.nnz, dtype), A.indptr, A.indices, m, n, A.nnz), {3: expected}
+                yield name, (A.data, X, Y, np.zeros(A.nnz, dtype), rows.astype(np.int32), A.indices, m, n, A.nnz), \
+                    {3: expected}
             elif key.op == "segment_sum":
                 values = rng.standard_normal((A.nnz, feat)).astype(dtype)
                 sums = np.vstack([np.zeros((1, feat)), np.cumsum(values.astype(np.float64), axis=0)])

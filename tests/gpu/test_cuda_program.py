@@ -28,15 +28,15 @@ def _arrays(program, **shapes):
 
 def test_sddmm_program_launches_the_dot_products_then_the_scaling():
     program = _sddmm().compiled.program
-    assert [p.name for p in program.params] == ["a", "x", "y", "o", "indptr", "indices", "m", "n", "nnz"]
+    assert [p.name for p in program.params] == ["a", "x", "y", "o", "rows", "indices", "m", "n", "nnz"]
     arrays = _arrays(program)
     dot, scale = program.launches({"m": 10, "n": 12, "nnz": 1000}, arrays)
-    assert dot.grid == (32, 1, 1) and dot.block == (8, 32, 1)  # 32 nonzeros of 8 lanes per block
+    assert dot.grid == (16, 1, 1) and dot.block == (8, 32, 1)  # 32 groups of 8 lanes, 2 nonzeros each
     assert scale.grid == (4, 1, 1) and scale.block == (256, 1, 1)
     spec = program.kernel(dot.kernel)
     pointers = [value for kind, value in zip(spec.params, dot.args) if kind == "handle"]
     assert set(pointers) <= {pointer for pointer, _ in arrays.values()}
-    assert dot.args[-2:] == (10, 1000)  # m, nnz
+    assert dot.args[-3:] == (10, 12, 1000)  # m, n (the bounds of the rows and columns read), nnz
 
 
 def test_empty_launches_are_left_out():

@@ -69,8 +69,8 @@ def _check_sddmm(kernel, key):
         X = RNG.standard_normal((A.shape[0], key.feat)).astype(key.dtype)
         Y = RNG.standard_normal((A.shape[1], key.feat)).astype(key.dtype)
         out = np.full(A.nnz, np.nan, key.dtype)
-        kernel(A.data, X, Y, out, A.indptr, A.indices, *A.shape, A.nnz)
-        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        rows = np.repeat(np.arange(A.shape[0], dtype=np.int32), np.diff(A.indptr))
+        kernel(A.data, X, Y, out, rows, A.indices, *A.shape, A.nnz)
         expected = A.data * np.einsum("ij,ij->i", X[rows].astype(np.float64), Y[A.indices].astype(np.float64))
         np.testing.assert_allclose(out, expected, err_msg=name, **_tol(key.dtype))
 

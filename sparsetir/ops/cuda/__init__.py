@@ -59,7 +59,8 @@ def on_cuda(*operands: Any) -> bool:
 @dataclass(frozen=True)
 class DeviceCsr:
     """A CSR matrix's structure on its device, checked: int32 ``indptr`` and ``indices``; and
-    its row splits for SpMM (``row_split.py``), made on first use per piece length."""
+    its row splits for SpMM (``row_split.py``) and the row of each nonzero for SDDMM, made on
+    first use."""
 
     indptr: Any
     indices: Any
@@ -69,7 +70,17 @@ class DeviceCsr:
     max_row_length: int
     device: Any
     host_indptr: np.ndarray = field(repr=False, compare=False)
+    #: What is derived from the structure on first use: SpMM's row splits by piece length, and
+    #: SDDMM's row of every nonzero (``"rows"``).
     splits: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def rows(self) -> Any:
+        """Each nonzero's row (int32, on the device; SDDMM's COO order), made on first use."""
+        if "rows" not in self.splits:
+            counts = np.diff(self.host_indptr)
+            self.splits["rows"] = _torch().from_numpy(
+                np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)).to(self.device)
+        return self.splits["rows"]
 
     def split(self, feat: int) -> Optional[tuple[int, Any, Any, int]]:
         """For SpMM at width ``feat``: None (one pass), or the row split's piece count,
@@ -278,8 +289,8 @@ class CudaOps:
         values = self.values(A)
         if a.nnz and feat:
             out = _torch().empty((a.nnz,), dtype=X.dtype, device=a.device)
-            self.kernels.run(KernelKey("sddmm", a.dtype, feat, target="cuda"), values, X, Y, out, a.indptr, a.indices,
-                             m, n, a.nnz)
+            self.kernels.run(KernelKey("sddmm", a.dtype, feat, target="cuda"), values, X, Y, out, a.rows(),
+                             a.indices, m, n, a.nnz)
         else:
             out = values * 0  # an empty dot product is 0; A * 0 keeps A's NaN, as on the CPU
         return self._same_pattern(A, out)

@@ -1,18 +1,19 @@
 """The CUDA kernels of ``sparsetir.ops``: the same stage-I scripts as the CPU kernels
 (``ops/scripts.py``), scheduled by the GPU recipes (``schedule/gpu_recipes.py``).
 
-Each maker returns the scheduled program (stage II, or stage III for SDDMM, whose fused loop
-over the nonzeros is scheduled on flattened indices) for a ``KernelKey`` with
+Each maker returns the scheduled program (stage II, or stage III for SDDMM, whose loop over the
+nonzeros is scheduled on flattened indices) for a ``KernelKey`` with
 ``target="cuda"``. The CPU kernels' nnz-balanced row partition (``partition_rows``) is not
-used: a GPU balances rows over warps by running many of them at once, and SDDMM is balanced
-over the nonzeros by construction. The CPU's main-plus-tail split of awkward widths is not
+used: a GPU balances rows over warps by running many of them at once (SpMM cuts the longest
+rows into pieces, ``runtime/cuda/row_split.py``), and SDDMM is balanced over the nonzeros by
+construction. The CPU's main-plus-tail split of awkward widths is not
 needed either: a lane layout covers any width (``feature_layout``).
 
 Arguments of the kernels, in order (what ``ops/cuda/__init__.py`` passes):
 
 - spmm, spmv: ``values, X, C, indptr, indices, m, n, nnz``
 - split_spmm: ``values, X, C, W, pieces, piece_ptr, indices, m, n, nnz, npieces, most``
-- sddmm: ``values, X, Y, out, indptr, indices, m, n, nnz``
+- sddmm: ``values, X, Y, out, rows, indices, m, n, nnz`` (``rows``: each nonzero's row)
 - segment_sum: ``values, out, offsets, segments, max_len, nnz``
 - bsr_spmm: ``blocks, X, C, indptr, indices, mb, nb, nnzb``
 - ell_spmm: ``values, X, C, indices, m, n, width``
@@ -65,10 +66,9 @@ def make_split_spmm(key: Any) -> Any:
 
 
 def make_sddmm(key: Any) -> Any:
-    """SDDMM over the nonzeros: each nonzero's dot product by a group of lanes."""
-    sch = Schedule(scripts.sddmm_script(key.feat, key.dtype), round_trip=False)
-    sch.sparse_fuse("sddmm", ["I", "J"])
-    sch.sparse_fuse("sddmm_scale", ["I", "J"])
+    """SDDMM over the nonzeros in COO order (each one's row read, not searched for): each
+    nonzero's dot product by a group of lanes."""
+    sch = Schedule(scripts.coo_sddmm_script(key.feat, key.dtype), round_trip=False)
     sch.lower_sparse_iter()
     sch.lower_sparse_buffer()
     recipes.schedule_sddmm(sch, "sddmm0", "sddmm_scale0", key.feat)
