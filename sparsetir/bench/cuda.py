@@ -104,6 +104,11 @@ def _case(kernel: str, name: str, csr: Any, width: int, torch: Any) -> measure.R
     from sparsetir import ops
 
     row = measure.Row(kernel, name, width, int(csr.nnz))
+    if kernel == "spmm":
+        from sparsetir.runtime.cuda import row_split
+
+        length = row_split.choose(csr.indptr, width, 4)  # what ops.spmm chooses for float32
+        row.plan = f"rows in pieces of {length}" if length else ""
     generator = torch.Generator(device="cuda").manual_seed(0)
     A = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)),
                                 torch.from_numpy(csr.indices.astype(np.int64)),
