@@ -1,7 +1,7 @@
 """``sparsetir.Schedule``: one object that schedules a program through stages I, II and III.
 
-- **Stage I** (a ``SparseFunction``): ``sparse_reorder``, ``sparse_fuse``,
-  ``annotate_sparse_iter``; handles are iteration and axis names.
+- **Stage I** (a ``SparseFunction``): ``sparse_reorder``, ``sparse_fuse``, ``sparse_split``,
+  ``sparse_compute_at``, ``annotate_sparse_iter``; handles are iteration and axis names.
 - ``lower_sparse_iter()`` moves to **stage II** (a ``Stage2Function``): TVM's ``s_tir.Schedule``
   primitives (``tvm_primitives.TRANSFORMS`` / ``QUERIES``) work on the position-space loops,
   with the sparse guards of ``guards.py``.
@@ -122,6 +122,12 @@ class Schedule:
         args = {"at": at} if multiple_of is None else {"multiple_of": multiple_of} if at is None else \
             {"at": at, "multiple_of": multiple_of}
         self._stage1("sparse_split", iteration, axis=axis, **args)
+
+    def sparse_compute_at(self, iteration: str, target_iteration: str, axis: Any) -> None:
+        """Run the producer ``iteration`` inside ``target_iteration``'s loop over ``axis``, one
+        slice per coordinate, just before the consumer's work there (``compute_at.py``); the
+        loop over the consumer's axes up to ``axis`` becomes the iteration ``<target>_outer``."""
+        self._stage1("sparse_compute_at", iteration, target_iteration=target_iteration, axis=axis)
 
     def annotate_sparse_iter(self, iteration: str, key: str, value: Any) -> None:
         """Set an attribute of a sparse iteration."""

@@ -331,9 +331,13 @@ def _fresh(name: str, taken: set[str]) -> str:
     return candidate
 
 
+# compute_at.py builds on the helpers above, so it is imported once they exist.
+from .compute_at import sparse_compute_at  # noqa: E402
+
 STAGE1_PRIMITIVES: dict[str, Callable[..., SparseFunction]] = {
     "sparse_reorder": sparse_reorder,
     "sparse_fuse": sparse_fuse,
     "sparse_split": sparse_split,
     "annotate_sparse_iter": annotate_sparse_iter,
+    "sparse_compute_at": sparse_compute_at,
 }
