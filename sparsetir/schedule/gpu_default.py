@@ -10,9 +10,15 @@ the user's schedule and is left alone):
   split into blocks of ``THREADS`` threads (``blockIdx.x``, ``threadIdx.x``; a constant extent up
   to ``THREADS`` becomes one block). Everything inside runs serially in its thread: an
   unscheduled sparse kernel gets one thread per row (or per nonzero, once fused);
-- otherwise (the iterations accumulate into shared elements, say) the nest runs on a single
-  thread: correct, and slow; schedule it, or make the accumulations atomic
-  (``lower_atomic_updates``), to run it in parallel;
+- otherwise, at stage III, when what keeps the iterations apart is only a set of buffers that
+  several of them accumulate into (``X[e] = X[e] + v``, the elements computed from data: RGCN's
+  relations adding into the same destination rows, a fused loop over nonzeros adding into its
+  row), those accumulations become CUDA atomic adds (``atomic_accumulations``) and the loop is
+  bound as above. Only the buffers the proof cannot assign to one iteration get atomics: rows a
+  thread owns keep plain stores;
+- otherwise (a max/min reduction into shared elements, a shared element also read, an init
+  that would race) the nest runs on a single thread: correct, and slow; schedule it to run it
+  in parallel;
 - a statement that is not a loop (a block at the top level) runs on a single thread too.
 
 Intermediate buffers of the function (``T.alloc_sparse_buffer``, allocated at the root) that
@@ -34,8 +40,9 @@ from typing import Any, Optional
 from ..ir.analysis import has_thread_binding, uses_var
 from ..ir.stage2 import Stage2Function
 from .._tvm import Schedule, TVMScheduleError, s_tir, structural_walk, tirx
-from ..errors import ScheduleError
-from .thread_binding import bind_independent, refused_for_dataflow
+from ..errors import LoweringError, ScheduleError
+from ..transforms.atomic_updates import atomic_accumulations
+from .thread_binding import bind_independent, colliding_buffers, refused_for_dataflow
 
 #: Threads per block of the default schedule.
 THREADS = 256
@@ -51,8 +58,10 @@ def default_gpu_schedule(func: Any, threads: int = THREADS) -> Any:
     indices can show it (a fused loop over nonzeros), and run on one thread if nothing does."""
     stage2 = isinstance(func, Stage2Function)
     prim = func.func if stage2 else func
-    sch = Schedule(copy.deepcopy(prim))  # TVM's Schedule may rewrite the function it is given
     nested = [b.name for b in func.buffers if any(a.is_variable for a in b.axes[1:])] if stage2 else []
+    if not stage2:
+        prim = _atomic_where_threads_collide(prim, threads, nested)
+    sch = Schedule(copy.deepcopy(prim))  # TVM's Schedule may rewrite the function it is given
     nests = _unbound_nests(sch)
     if not nests:
         return func
@@ -99,6 +108,36 @@ def _schedule_nest(sch: Schedule, head: Any, threads: int, nested: list[str], si
         return
     unit = sch.add_unit_loop(head)
     _bind(sch, unit, "threadIdx.x", nested)
+
+
+def _atomic_where_threads_collide(prim: "tirx.PrimFunc", threads: int, nested: list[str]) -> "tirx.PrimFunc":
+    """``prim`` (stage III) with the accumulations into shared elements of each unbound nest
+    that cannot run in parallel as it is made atomic adds, where that lets it (module docs)."""
+    sch = Schedule(copy.deepcopy(prim))
+    replaced: list[tuple[Any, Any]] = []
+    for head in _unbound_nests(sch):
+        loop = sch.get(head)
+        if not isinstance(loop, tirx.For) or _parallel(sch, head, nested):
+            continue
+        try:
+            shared = colliding_buffers(sch, head, nested)
+            if not shared:
+                continue
+            atomic = atomic_accumulations(loop, shared, f"loop '{loop.loop_var.name}'")
+        except (ScheduleError, LoweringError):
+            continue  # the nest runs on one thread
+        replaced.append((loop, atomic))
+    if not replaced:
+        return prim
+    func = sch.mod["main"]
+    root = _root_block(func)
+    statements = list(root.body.seq) if isinstance(root.body, tirx.SeqStmt) else [root.body]
+    for index, stmt in enumerate(statements):
+        statements[index] = next((new for old, new in replaced if old.same_as(stmt)), stmt)
+    body = statements[0] if len(statements) == 1 else tirx.SeqStmt(statements)
+    block = s_tir.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, body, root.init,
+                         root.alloc_buffers, root.match_buffers, root.annotations, root.span)
+    return func.with_body(s_tir.SBlockRealize([], True, block))
 
 
 def _parallel(sch: Schedule, loop: Any, nested: list[str]) -> bool:

@@ -113,20 +113,53 @@ def independent_iterations(sch: Schedule, loop: Any, nested: Sequence[str] = (),
     if accesses.refusal is not None:
         return f"the iterations of loop '{name}' cannot be shown independent: {accesses.refusal}"
     needed: set = set()
+    unproven = _unproven_buffers(node, accesses, nested, sorted_indices or {}, needed)
+    if unproven:
+        return (f"the iterations of loop '{name}' cannot be shown to touch disjoint elements of '{unproven[0]}' "
+                f"(no index dimension of its accesses determines the iteration)")
+    if relied is not None:
+        relied.update(needed)
+    return None
+
+
+def colliding_buffers(sch: Schedule, loop: Any, nested: Sequence[str] = ()) -> list[str]:
+    """The buffers written under ``loop`` (plainly, not by atomic adds) whose elements the proof
+    cannot assign to one iteration each: bound to threads as it is, the threads could update one
+    element at once. Empty when the iterations are independent. Raises ``ScheduleError`` when
+    the loop cannot be bound whatever its stores (module docs' condition 1, not a serial loop
+    from 0, a statement the proof does not read)."""
+    node = sch.get(loop)
+    name = node.loop_var.name
+    if node.kind != tirx.ForKind.SERIAL or not _is_zero(node.min):
+        raise ScheduleError(f"loop '{name}' is not a serial loop from 0")
+    if not _heads_a_kernel(sch.mod["main"].body, node):
+        raise ScheduleError(f"loop '{name}' does not start a kernel's loop nest")
+    if isinstance(node.extent, tirx.IntImm) and int(node.extent.value) == 1:
+        return []
+    accesses = _Accesses(node)
+    accesses.visit(node.body)
+    if accesses.refusal is not None:
+        raise ScheduleError(f"the iterations of loop '{name}' cannot be shown independent: {accesses.refusal}")
+    return _unproven_buffers(node, accesses, nested, {}, set())
+
+
+def _unproven_buffers(node: Any, accesses: "_Accesses", nested: Sequence[str], sorted_indices: Mapping[str, str],
+                      needed: set) -> list[str]:
+    """The written buffers under ``node`` no index dimension of whose accesses names the
+    iteration (module docs, conditions 2 and 3); the sorted axes relied on go to ``needed``."""
+    unproven: list[str] = []
     for buffer, found in accesses.by_buffer().items():
         if not any(a.kind != "read" for a in found) or all(a.kind == "atomic" for a in found):
             continue
         dims = [0] if buffer in nested else range(len(found[0].indices))
         if any(_slot_names_iteration(found, d, node.loop_var, accesses) for d in dims):
             continue
-        axis = next((a for a in (_sorted_slot(found, d, node.loop_var, sorted_indices or {}) for d in dims) if a), None)
+        axis = next((a for a in (_sorted_slot(found, d, node.loop_var, sorted_indices) for d in dims) if a), None)
         if axis is None:
-            return (f"the iterations of loop '{name}' cannot be shown to touch disjoint elements of '{buffer}' "
-                    f"(no index dimension of its accesses determines the iteration)")
-        needed.add(axis)
-    if relied is not None:
-        relied.update(needed)
-    return None
+            unproven.append(buffer)
+        else:
+            needed.add(axis)
+    return unproven
 
 
 def _is_zero(expr: Any) -> bool:
@@ -328,4 +361,4 @@ def _start_of(var: Var, inner: list[tuple[Var, Any]]) -> Any:
     return var
 
 
-__all__ = ["bind_independent", "independent_iterations", "run_independent", "refused_for_dataflow"]
+__all__ = ["bind_independent", "colliding_buffers", "independent_iterations", "run_independent", "refused_for_dataflow"]

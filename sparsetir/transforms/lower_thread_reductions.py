@@ -15,10 +15,13 @@ pass runs TVM's pass on each top-level statement alone (the root block's allocat
 and the buffers the pass adds for its partial sums kept), which is the scope the rule is meant
 for.
 
-Afterwards no block may still reduce over a thread-bound loop without having been lowered: such a
-block (TVM could not recognise it as a reduction: no ``T.init``, several writers inside one
-kernel, a ``blockIdx`` loop) would race, unless all its writes are atomic adds
-(``lower_atomic_updates``); it is refused with ``LoweringError``.
+Afterwards a block that still reduces over a thread-bound loop with plain stores (TVM could not
+recognise it as a reduction: no ``T.init``, several writers inside one kernel, a ``blockIdx``
+loop) would race. Its accumulations become atomic adds (``atomic_accumulations``): every store
+into the buffers it writes, in its kernel, must be an accumulation ``X[e] = X[e] + v`` that
+nothing else in the kernel reads. Otherwise (a ``T.init``, a max/min reduction, which CUDA in
+TVM 0.27 cannot do atomically, a read of the sum in the same kernel) it is refused with
+``LoweringError``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from .._tvm import s_tir, structural_walk, tirx, tvm
 from ..errors import LoweringError
 from ..ir.analysis import has_thread_binding, uses_var
 from ..ir.iteration import ITER_TYPE, REDUCE
+from .atomic_updates import atomic_accumulations
 
 
 def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
@@ -44,12 +48,10 @@ def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
             continue
         alone = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, stmt, list(root.alloc_buffers))))
         result = s_tir.transform.LowerCrossThreadReduction()(tvm.IRModule({"main": alone}))["main"].body.block
-        lowered.append(result.body)
+        lowered.append(_atomic_racing_reductions(result.body))
         allocations += [b for b in result.alloc_buffers if not any(b.same_as(a) for a in allocations)]
     body = lowered[0] if len(lowered) == 1 else tirx.SeqStmt(lowered)
-    new = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, body, allocations)))
-    _refuse_racing_reductions(new)
-    return new
+    return prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, body, allocations)))
 
 
 def _with_body(root: Any, body: Any, allocations: list) -> Any:
@@ -57,8 +59,10 @@ def _with_body(root: Any, body: Any, allocations: list) -> Any:
                         root.match_buffers, root.annotations, root.span)
 
 
-def _refuse_racing_reductions(prim: "tirx.PrimFunc") -> None:
-    """Raise for a block left reducing over a thread-bound loop with plain stores (module docs)."""
+def _atomic_racing_reductions(kernel: Any) -> Any:
+    """``kernel`` (a top-level statement) with the stores of blocks left reducing over a
+    thread-bound loop made atomic adds; raises when they cannot be (module docs)."""
+    racing: list[tuple[Any, Any, set[str]]] = []  # block, the loop its threads race over, buffers
 
     def visit(stmt: Any, bound: list) -> None:
         if isinstance(stmt, tirx.For):
@@ -67,16 +71,9 @@ def _refuse_racing_reductions(prim: "tirx.PrimFunc") -> None:
             block = stmt.block
             reduced = [value for iv, value in zip(block.iter_vars, stmt.iter_values)
                        if int(iv.iter_type) == ITER_TYPE[REDUCE]]
-            racing = [lp for lp in bound if any(uses_var(v, lp.loop_var) for v in reduced)]
-            if racing and _plain_stores(block):
-                loop = racing[0]
-                raise LoweringError(
-                    f"block '{block.name_hint}' reduces over loop '{loop.loop_var.name}', bound to "
-                    f"{loop.thread_binding.thread_tag}, but TVM cannot lower it as a cross-thread reduction "
-                    "(it needs a reduction block with a T.init, the only writer of its output in its kernel, "
-                    "reduced over threadIdx loops only); its threads would race on "
-                    f"{', '.join(sorted(_plain_stores(block)))}"
-                )
+            loops = [lp for lp in bound if any(uses_var(v, lp.loop_var) for v in reduced)]
+            if loops and _plain_stores(block):
+                racing.append((block, loops[0], _plain_stores(block)))
             if block.init is not None:
                 visit(block.init, bound)
             visit(block.body, bound)
@@ -90,7 +87,19 @@ def _refuse_racing_reductions(prim: "tirx.PrimFunc") -> None:
         elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body", None), tirx.Stmt):
             visit(stmt.body, bound)
 
-    visit(prim.body, [])
+    visit(kernel, [])
+    for block, loop, buffers in racing:
+        try:
+            kernel = atomic_accumulations(kernel, sorted(buffers), f"block '{block.name_hint}'")
+        except LoweringError as err:
+            raise LoweringError(
+                f"block '{block.name_hint}' reduces over loop '{loop.loop_var.name}', bound to "
+                f"{loop.thread_binding.thread_tag}, but TVM cannot lower it as a cross-thread reduction "
+                "(it needs a reduction block with a T.init, the only writer of its output in its kernel, "
+                "reduced over threadIdx loops only); its threads would race on "
+                f"{', '.join(sorted(buffers))}, and its stores cannot be made atomic adds: {err}"
+            ) from err
+    return kernel
 
 
 def _plain_stores(block: Any) -> set[str]:
