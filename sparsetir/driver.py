@@ -25,6 +25,7 @@ from .schedule.default import is_scheduled
 from .schedule.gpu_default import default_gpu_schedule
 from .ir import structural_equal, structural_hash
 from .transforms import pipeline
+from .ir.module import from_prim_func
 
 
 def build(
@@ -181,4 +182,4 @@ def _unwrap(func: Any) -> Any:
         func = functions[0] if len(functions) == 1 else func["main"]
     if isinstance(func, tirx.PrimFunc) and func.attrs is not None and AXES_ATTR in func.attrs:
         return Stage2Function.from_func(func)
-    return func
+    return from_prim_func(func)  # a stage-I function held in an IRModule (ir/module.py)

@@ -87,6 +87,10 @@ MATH_REFUSED = ("fmod",)
 # Other expression constructs, handled one by one in expr_parser.py.
 EXPR_CONSTRUCTS = ("cast", "if_then_else", "select", "max", "min", "abs", "min_value", "max_value")
 
+# Decorators: ``@T.prim_func`` reads a function; ``@T.macro`` keeps statements to expand where a
+# script calls them (macro.py). ``@I.ir_module`` (script/ir.py) gathers functions in a module.
+DECORATORS = ("prim_func", "macro")
+
 # Parameter annotations.
 HANDLE = "handle"
 SCALAR_PARAM_DTYPES = VALUE_DTYPES
@@ -111,7 +115,7 @@ def all_constructs() -> list[str]:
     """Every ``T.<name>`` the language accepts at stage I, sorted."""
     names = set(AXIS_CONSTRUCTS + BUFFER_CONSTRUCTS + STATEMENT_CONSTRUCTS + SCOPE_CONSTRUCTS) | {VIEW_CONSTRUCT}
     names |= set(ITER_AXIS_CONSTRUCTS + EXPR_CONSTRUCTS + VALUE_DTYPES)
-    names |= set(UNARY_MATH) | set(BINARY_MATH) | {"prim_func", HANDLE}
+    names |= set(UNARY_MATH) | set(BINARY_MATH) | set(DECORATORS) | {HANDLE}
     return sorted(names)
 
 

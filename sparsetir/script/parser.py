@@ -31,6 +31,8 @@ from ..ir.stage2 import STAGE_II_LEVEL, func_attr_problem
 from . import constructs as C
 from .args import bind_args
 from .expr_parser import ExprParser, dtype_of, literal_const
+from .helpers import bound_names, expand_helper_calls
+from .macro import MAX_MACRO_DEPTH, Macro, bind_call, called_macro, decorator_alias, is_macro_def, noted
 from .source import Source
 
 _STATEMENT_NAMES = {
@@ -101,6 +103,7 @@ class FunctionParser:
         self.exprs = ExprParser(source, alias, self._lookup)
         self.used_handles: dict[str, int] = {}
         self.nested_iterators = 0  # bound by the sparse iterations around the statement being read
+        self.macro_depth = 0  # how many macro expansions the statement being read is inside
 
     # --- names ------------------------------------------------------------------------------
 
@@ -486,6 +489,9 @@ class FunctionParser:
             if isinstance(call, ast.Constant) and isinstance(call.value, str):
                 return []  # a string statement is a comment
             self.source.fail(stmt, "an expression on its own does nothing; only T.evaluate(...) and T.<construct>(...) calls may stand alone", ScriptSyntaxError)
+        macro = called_macro(call, self.scope.captures, lambda name: self.scope.find(name) is not None)
+        if macro is not None:
+            return self._expand(macro, call, in_iteration)
         name = self.exprs.construct_name(call.func)
         if name == "evaluate":
             a = bind_args(self.source, call, name, ["value"], [])
@@ -501,6 +507,40 @@ class FunctionParser:
         # Unknown names never get here (_check_constructs); a stage-II construct may.
         hint = "is not a statement" if name in C.all_constructs() else "is not a construct of stage-I scripts"
         self.source.fail(call.func, f"T.{name} {hint}", ScriptSyntaxError)
+
+    # --- macros -----------------------------------------------------------------------------
+
+    def _expand(self, macro: Macro, call: ast.Call, in_iteration: bool) -> list[Any]:
+        """The statements of ``macro`` read with its parameters bound to the call's arguments
+        (read here), in the macro's own file and scope (``macro.py``)."""
+        if self.macro_depth >= MAX_MACRO_DEPTH:
+            self.source.fail(call, f"macros expand more than {MAX_MACRO_DEPTH} deep here (does '{macro.name}' call itself?)", VerifyError)
+        values = {name: self._macro_arg(node) for name, node in bind_call(self.source, macro, call).items()}
+        scope = _Scope(macro.captures)
+        for param in macro.node.args.args:
+            scope.define(param.arg, values[param.arg], macro.source.location(param)[0])
+        saved = (self.source, self.alias, self.scope)
+        self.source, self.alias, self.scope = macro.source, macro.alias, scope
+        self.exprs.source, self.exprs.alias = macro.source, macro.alias
+        self.macro_depth += 1
+        try:
+            with noted(macro, saved[0], call):
+                statements = macro.body()
+                self._check_constructs(macro.node)
+                return [out for stmt in statements for out in self._statement(stmt, in_iteration)]
+        finally:
+            self.macro_depth -= 1
+            self.source, self.alias, self.scope = saved
+            self.exprs.source, self.exprs.alias = saved[0], saved[1]
+
+    def _macro_arg(self, node: ast.AST) -> Any:
+        """A macro argument, read where the call is: a name stands for what it names (an axis,
+        a buffer, an iterator...), a string literal for itself, anything else for its value."""
+        if isinstance(node, ast.Name):
+            return self._lookup(node.id, node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return self.exprs.value(node)
 
     def _store(self, stmt: ast.Assign | ast.AugAssign) -> Any:
         if isinstance(stmt, ast.Assign):
@@ -558,6 +598,10 @@ class FunctionParser:
         if len(kinds) != count:
             self.source.fail(kinds_node, f"kinds string {kinds!r} has {len(kinds)} letters but the iteration has {count} iterator{'s' if count != 1 else ''}", VerifyError)
         name_node = a["name"]
+        if isinstance(name_node, ast.Name):  # a macro's parameter or a captured string
+            named = self._lookup(name_node.id, name_node)
+            if isinstance(named, str):
+                name_node = ast.copy_location(ast.Constant(value=named), name_node)
         if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
             self.source.fail(name_node, "the name of a sparse iteration must be a string literal such as \"csrmm\"", VerifyError)
         if not C.is_iteration_name(name_node.value):
@@ -675,35 +719,85 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 _SCRIPT_MODULES = ("sparsetir.script", "tvm.script")
 
 
-def parse_module(source: Source, captures: Mapping[str, Any] | None = None) -> dict[str, SparseFunction]:
-    """Every ``@T.prim_func`` of a script file, by name, in file order."""
+def parse_module(source: Source, captures: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every ``@T.prim_func`` of a script file, and every ``@I.ir_module`` class (as a
+    ``tvm.IRModule``, ``ir/module.py``), by name, in file order. The file's ``@T.macro``
+    definitions are visible to all its functions."""
     tree = source.parse()
     alias: Optional[str] = None
-    functions: dict[str, SparseFunction] = {}
+    ir_alias: Optional[str] = None
+    scope = dict(captures or {})
+    for stmt in tree.body:  # macros first, so a function may use one defined below it
+        if is_macro_def(stmt):
+            if stmt.name in scope and isinstance(scope[stmt.name], Macro):
+                source.fail(stmt, f"macro '{stmt.name}' is defined twice", VerifyError)
+            scope[stmt.name] = Macro(source, stmt, decorator_alias(stmt, "macro"), scope)
+    for name, value in scope.items():
+        if isinstance(value, Macro) and value.source is source:
+            value.captures.update(scope)  # macros of the file see each other
+    functions: dict[str, Any] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module in _SCRIPT_MODULES:
             for name in stmt.names:
                 if name.name in ("tir", "tirx", "sparse"):
                     alias = name.asname or name.name
+                if name.name == "ir":
+                    ir_alias = name.asname or name.name
             continue
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue  # other imports are inert: nothing of them is used or run
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
             continue
+        if is_macro_def(stmt):
+            continue
         if isinstance(stmt, ast.FunctionDef):
-            deco_alias = _decorator_alias(stmt)
-            if deco_alias is None:
-                source.fail(stmt, f"function '{stmt.name}' is not decorated with @T.prim_func", ScriptSyntaxError)
-            if alias is not None and deco_alias != alias:
-                source.fail(stmt.decorator_list[0], f"'{deco_alias}' is not the script module; it was imported as '{alias}'", ScriptSyntaxError)
             if stmt.name in functions:
                 source.fail(stmt, f"function '{stmt.name}' is defined twice", VerifyError)
-            functions[stmt.name] = parse_function_node(source, stmt, deco_alias, captures or {})
+            functions[stmt.name] = _function_of_file(source, stmt, alias, scope)
             continue
-        source.fail(stmt, "a script file holds imports and @T.prim_func functions only", ScriptSyntaxError)
+        if isinstance(stmt, ast.ClassDef):
+            if stmt.name in functions:
+                source.fail(stmt, f"'{stmt.name}' is defined twice", VerifyError)
+            functions[stmt.name] = _module_class(source, stmt, alias, ir_alias, scope)
+            continue
+        source.fail(stmt, "a script file holds imports and @T.prim_func functions only, with @T.macro helpers and @I.ir_module classes", ScriptSyntaxError)
     if not functions:
         raise ScriptError("no @T.prim_func function found in the script", source.filename, 1, 1)
     return functions
+
+
+def _function_of_file(source: Source, stmt: ast.FunctionDef, alias: Optional[str], scope: Mapping[str, Any]) -> Any:
+    deco_alias = _decorator_alias(stmt)
+    if deco_alias is None:
+        source.fail(stmt, f"function '{stmt.name}' is not decorated with @T.prim_func", ScriptSyntaxError)
+    if alias is not None and deco_alias != alias:
+        source.fail(stmt.decorator_list[0], f"'{deco_alias}' is not the script module; it was imported as '{alias}'", ScriptSyntaxError)
+    return parse_function_node(source, stmt, deco_alias, scope)
+
+
+def _module_class(source: Source, node: ast.ClassDef, alias: Optional[str], ir_alias: Optional[str],
+                  scope: Mapping[str, Any]) -> Any:
+    """``@I.ir_module class M:`` holding ``@T.prim_func`` methods: a ``tvm.IRModule``."""
+    from ..ir.module import make_module
+
+    decorators = [d for d in node.decorator_list if isinstance(d, ast.Attribute) and d.attr == "ir_module"
+                  and isinstance(d.value, ast.Name) and (ir_alias is None or d.value.id == ir_alias)]
+    if len(node.decorator_list) != 1 or not decorators:
+        source.fail(node, f"class '{node.name}' must be decorated with @{ir_alias or 'I'}.ir_module (and nothing else)", ScriptSyntaxError)
+    if node.bases or node.keywords:
+        source.fail(node, f"an @I.ir_module class has no base classes", ScriptSyntaxError)
+    functions: dict[str, Any] = {}
+    for stmt in node.body:
+        if _is_docstring(stmt):
+            continue
+        if not isinstance(stmt, ast.FunctionDef):
+            source.fail(stmt, "an @I.ir_module class holds @T.prim_func functions only", ScriptSyntaxError)
+        if stmt.name in functions:
+            source.fail(stmt, f"function '{stmt.name}' is defined twice in '{node.name}'", VerifyError)
+        functions[stmt.name] = _function_of_file(source, stmt, alias, scope)
+    if not functions:
+        source.fail(node, f"module '{node.name}' holds no @T.prim_func function", VerifyError)
+    return make_module(functions)
 
 
 def _decorator_alias(stmt: ast.FunctionDef) -> Optional[str]:
@@ -719,6 +813,7 @@ def parse_function_node(source: Source, node: ast.FunctionDef, alias: str, captu
     from ..ir.verifier import verify
 
     try:
+        expand_helper_calls(source, node, captures, bound_names(node))
         func = FunctionParser(source, alias, captures).function(node)
         if not isinstance(func, SparseFunction):
             return func  # stage II: checked while it was read, and by TVM's well-formedness check

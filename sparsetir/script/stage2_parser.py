@@ -21,6 +21,7 @@ from ..ir.buffer import SparseBuffer
 from ..ir.stage2 import ALLOCATED, INDICES, INDPTR, VALUE, Stage2Buffer, Stage2Function
 from ..ir.verifier import verify_extents
 from .expr_parser import ExprParser, dtype_of, is_int_dtype
+from .macro import called_macro, expand_stage2
 from .source import same_syntax
 from .stage2_printer import IMPLIED_ATTRS, ITER_KINDS, LOOP_KINDS
 
@@ -336,7 +337,10 @@ class Stage2Reader:
 
     def stmts(self, body: list[ast.stmt], owner: ast.AST) -> Any:
         """A statement list as one statement (a ``SeqStmt`` when there are several)."""
-        out = [s for s in (self.stmt(node) for node in body) if s is not None]
+        out = []
+        for node in body:
+            stmt = self.stmt(node)  # a macro's expansion is a list of statements
+            out.extend(stmt if isinstance(stmt, list) else [] if stmt is None else [stmt])
         if not out:
             self.fail(owner, "a body needs at least one statement (T.evaluate(0) does nothing)")
         return out[0] if len(out) == 1 else tirx.SeqStmt(out, span=self.source.span(owner))
@@ -384,6 +388,10 @@ class Stage2Reader:
         if isinstance(node, ast.Expr):
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 return None  # a string statement is a comment
+            macro = called_macro(node.value, self.fp.scope.captures, lambda name: self.names.find(name) is not None
+                                 or name in self.buffers or name in self.scalars or self.fp.scope.find(name) is not None)
+            if macro is not None:
+                return expand_stage2(self, macro, node.value)
             if _is_call_stmt(node, self.T, "evaluate"):
                 from .args import bind_args
 

@@ -8,6 +8,7 @@ documentation; calling them outside a script raises an error saying so.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import textwrap
 from typing import Any, Callable
@@ -15,6 +16,7 @@ from typing import Any, Callable
 from ..errors import ScriptError
 from ..ir.function import SparseFunction
 from . import constructs as _constructs
+from .macro import Macro, decorator_alias
 from .parser import parse_function_node
 from .source import Source
 
@@ -26,7 +28,27 @@ def prim_func(fn: Callable[..., Any] | None = None) -> Any:
     return _parse_decorated(fn)
 
 
+def macro(fn: Callable[..., Any] | None = None) -> Any:
+    """Keep a decorated Python function's statements to expand where a script calls it (macro.py)."""
+    if fn is None:
+        return macro
+    source, node, captures = _read_decorated(fn)
+    try:
+        return Macro(source, node, decorator_alias(node, "macro") or "T", captures)
+    except ScriptError as err:
+        raise err.with_traceback(None) from err.__cause__
+
+
 def _parse_decorated(fn: Callable[..., Any]) -> SparseFunction:
+    source, node, captures = _read_decorated(fn)
+    try:
+        return parse_function_node(source, node, decorator_alias(node, "prim_func") or "T", captures)
+    except ScriptError as err:
+        raise err.with_traceback(None) from err.__cause__
+
+
+def _read_decorated(fn: Callable[..., Any]) -> tuple[Source, ast.FunctionDef, dict[str, Any]]:
+    """The source of a decorated function, its syntax tree and the Python values it can see."""
     try:
         lines, first_line = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or "<script>"
@@ -47,14 +69,11 @@ def _parse_decorated(fn: Callable[..., Any]) -> SparseFunction:
             except ValueError:  # an empty cell: the variable is not assigned yet
                 pass
     try:
-        tree = source.parse()
-        node = tree.body[0]
-        from .parser import _decorator_alias
-
-        alias = _decorator_alias(node) or "T"
-        return parse_function_node(source, node, alias, captures)
+        node = source.parse().body[0]
     except ScriptError as err:
         raise err.with_traceback(None) from err.__cause__
+    return source, node, captures
+
 
 
 class _Annotation:

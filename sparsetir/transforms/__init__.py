@@ -10,9 +10,13 @@ from .atomic_updates import lower_atomic_updates
 from .horizontal_fusion import horizontal_fusion
 from .partition import partition_rows
 from .pipeline import PASSES, lower, stage_of, steps
+from .module_passes import FormatDecompose, LowerSparseBuffer, LowerSparseIter, stage_pass
 
 __all__ = [
+    "FormatDecompose",
     "FormatRewriteRule",
+    "LowerSparseBuffer",
+    "LowerSparseIter",
     "PASSES",
     "auto_decompose_reduction",
     "bound_cache_extents",
@@ -26,5 +30,6 @@ __all__ = [
     "lower_sparse_iter",
     "partition_rows",
     "stage_of",
+    "stage_pass",
     "steps",
 ]

@@ -131,9 +131,13 @@ def format_decompose(func: SparseFunction, rules: Sequence[FormatRewriteRule],
                      include_preprocess: bool = True) -> SparseFunction:
     """``func`` computing on the formats of ``rules``, with the iterations that fill them (see the
     module documentation); ``include_preprocess=False`` leaves those out (the caller fills the new
-    buffers)."""
+    buffers). Given a ``tvm.IRModule``, every stage-I function of it (``FormatDecompose``)."""
+    if hasattr(func, "functions"):
+        from .module_passes import FormatDecompose
+
+        return FormatDecompose(rules, include_preprocess)(func)
     if not isinstance(func, SparseFunction):
-        raise TypeError(f"format_decompose takes a stage-I SparseFunction, got {type(func).__name__}")
+        raise TypeError(f"format_decompose takes a stage-I SparseFunction or an IRModule, got {type(func).__name__}")
     rules = list(rules)
     if not rules:
         return func

@@ -12,7 +12,8 @@ blocks over position-space buffers, ``Stage2Function``) to stage III (a plain TV
 Every caller runs this list: ``sparsetir.build``, ``sparsetir show``, ``sparsetir.Schedule``
 (its ``lower_sparse_iter`` and ``lower_sparse_buffer`` steps) and ``sparsetir.lower_sparse_buffer``.
 A program enters at the first pass that reads its stage; ``until`` stops early, and ``steps``
-yields the program after every pass (what an explorer shows).
+yields the program after every pass (what an explorer shows). Over a ``tvm.IRModule`` the same
+steps run as ``tvm.transform`` module passes (``module_passes.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable, Iterator, Union
 from .._tvm import tirx
 from ..errors import LoweringError, SparseTIRError
 from ..ir.function import SparseFunction
+from ..ir.module import from_prim_func, is_carrier
 from ..ir.stage2 import AXES_ATTR, Stage2Function
 from ..trace.fill import fill_spans, keeps_spans
 from .auto_decompose_reduction import auto_decompose_reduction
@@ -57,8 +59,9 @@ Until = Union[str, int, None]
 
 
 def stage_of(func: Any) -> int:
-    """1, 2 or 3: the stage of a program (a stage-II ``PrimFunc`` carries the sparse metadata)."""
-    if isinstance(func, SparseFunction):
+    """1, 2 or 3: the stage of a program (a stage-II ``PrimFunc`` carries the sparse metadata, a
+    stage-I function in an ``IRModule`` is a carrier PrimFunc, ``ir/module.py``)."""
+    if isinstance(func, SparseFunction) or is_carrier(func):
         return 1
     if isinstance(func, Stage2Function):
         return 2
@@ -77,6 +80,7 @@ def steps(func: Any, until: Until = None) -> Iterator[tuple[str, Any]]:
     to the end). A program already at the requested point yields nothing.
     """
     stage = stage_of(func)
+    func = from_prim_func(func)
     if stage == 2 and not isinstance(func, Stage2Function):
         func = Stage2Function.from_func(func)
     last = _last_index(until)
@@ -90,6 +94,7 @@ def steps(func: Any, until: Until = None) -> Iterator[tuple[str, Any]]:
 
 def lower(func: Any, until: Until = None) -> Any:
     """The program ``func`` (stage I, II or III) after the pipeline's passes up to ``until``."""
+    func = from_prim_func(func)
     for _, func in steps(func, until):
         pass
     if stage_of(func) == 2 and not isinstance(func, Stage2Function):
