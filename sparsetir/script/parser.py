@@ -8,6 +8,7 @@ dtype strings). Every construct builds its IR node directly, with the span of it
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from .._tvm import Expr, Var, tirx
@@ -93,6 +94,17 @@ class _Scope:
         self.frames[-1][name] = (value, line)
 
 
+@dataclass
+class _IterationBody:
+    """What the body of a sparse iteration read so far holds: its ``T.init()`` statements and the
+    others. ``macro_depth`` is where the iteration itself was written: a ``T.init()`` deeper (in
+    a macro called in its body) is the iteration's init as well."""
+
+    macro_depth: int
+    init: Optional[list[Any]] = None
+    body: list[Any] = field(default_factory=list)
+
+
 class FunctionParser:
     """Parses one ``@T.prim_func`` definition into a ``SparseFunction``."""
 
@@ -104,6 +116,7 @@ class FunctionParser:
         self.used_handles: dict[str, int] = {}
         self.nested_iterators = 0  # bound by the sparse iterations around the statement being read
         self.macro_depth = 0  # how many macro expansions the statement being read is inside
+        self.iteration_body: Optional[_IterationBody] = None  # of the innermost sparse iteration being read
 
     # --- names ------------------------------------------------------------------------------
 
@@ -465,6 +478,10 @@ class FunctionParser:
 
     def _statement(self, stmt: ast.stmt, in_iteration: bool) -> list[Any]:
         if isinstance(stmt, ast.With):
+            read = self.iteration_body
+            if read is not None and self.macro_depth > read.macro_depth and _is_init(stmt, self.alias):
+                self._take_init(read, stmt)  # a macro called right in a sparse iteration gives its T.init()
+                return []
             return [self._with(stmt, in_iteration)]
         if isinstance(stmt, (ast.Assign, ast.AugAssign)):
             if isinstance(stmt, ast.Assign) and self._is_header(stmt):
@@ -626,24 +643,29 @@ class FunctionParser:
             iter_vars.append(var)
         body_stmts = list(stmt.body)
         attrs: dict[str, Any] = {}
-        init = None
         if body_stmts and _is_construct_call(body_stmts[0], self.alias, "sp_iter_attr"):
             attrs = self._attr_dict(body_stmts[0].value, "sp_iter_attr")
             body_stmts = body_stmts[1:]
-        body: list[Any] = []
+        read = _IterationBody(self.macro_depth)
+        outer, self.iteration_body = self.iteration_body, read
         self.nested_iterators += count
         for sub in body_stmts:
             if isinstance(sub, ast.With) and _is_init(sub, self.alias):
-                if init is not None:
-                    self.source.fail(sub, "a sparse iteration has at most one T.init() block", VerifyError)
-                if body:
-                    self.source.fail(sub, "T.init() must come before the other statements of the sparse iteration", VerifyError)
-                init = self._init_body(sub)
+                self._take_init(read, sub)
             else:
-                body.extend(self._statement(sub, in_iteration=True))
+                read.body.extend(self._statement(sub, in_iteration=True))
         self.nested_iterators -= count
+        self.iteration_body = outer
         self.scope.pop()
-        return SparseIteration(name_node.value, entries, kinds, iter_vars, init, body, attrs, self.source.span(stmt))
+        return SparseIteration(name_node.value, entries, kinds, iter_vars, read.init, read.body, attrs, self.source.span(stmt))
+
+    def _take_init(self, read: "_IterationBody", stmt: ast.With) -> None:
+        """The ``T.init()`` block of the sparse iteration being read: one, before its other statements."""
+        if read.init is not None:
+            self.source.fail(stmt, "a sparse iteration has at most one T.init() block", VerifyError)
+        if read.body:
+            self.source.fail(stmt, "T.init() must come before the other statements of the sparse iteration", VerifyError)
+        read.init = self._init_body(stmt)
 
     def _init_body(self, stmt: ast.With) -> list[Any]:
         if stmt.items[0].optional_vars is not None:

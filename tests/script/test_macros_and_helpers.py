@@ -238,3 +238,45 @@ def test_a_stage2_macro_sees_its_parameters_only():
     text = STAGE2.replace("A[v] = A[v] * factor", "A[v] = A[v] * factor * T.float32(i)")
     err = _located(text, {"offset": lambda: 0.5}, "undefined name 'i'", 6, 38)
     assert "(in macro 'scaled' called at case.py:21:13)" in err.message
+
+
+INIT_MACRO = '''from sparsetir.script import tir as T
+
+
+@T.macro
+def reduce_row(Y, A, X, i, j):
+    with T.init():
+        Y[i] = T.float32(0)
+    Y[i] = Y[i] + A[i, j] * X[j]
+
+
+@T.prim_func
+def csrmv(a: T.handle, x: T.handle, y: T.handle, indptr: T.handle, indices: T.handle,
+          m: T.int32, n: T.int32, nnz: T.int32) -> None:
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices))
+    J_dense = T.dense_fixed(n)
+    A = T.match_sparse_buffer(a, (I, J), "float32")
+    X = T.match_sparse_buffer(x, (J_dense,), "float32")
+    Y = T.match_sparse_buffer(y, (I,), "float32")
+    with T.sp_iter([I, J], "SR", "csrmv") as [i, j]:
+        reduce_row(Y, A, X, i, j)
+'''
+
+
+def test_a_macro_called_in_a_sparse_iteration_may_give_its_init():
+    f = sparsetir.parse(INIT_MACRO, "case.py")
+    written = INIT_MACRO.replace("        reduce_row(Y, A, X, i, j)\n", "        with T.init():\n            Y[i] = T.float32(0)\n"
+                                 "        Y[i] = Y[i] + A[i, j] * X[j]\n")
+    sparsetir.assert_structural_equal(f, sparsetir.parse(written, "case.py"))
+    assert f.body[0].init is not None
+
+
+def test_a_macro_init_after_other_statements_is_located():
+    text = INIT_MACRO.replace("        reduce_row(Y, A, X, i, j)\n", "        Y[i] = Y[i] + T.float32(1)\n"
+                              "        reduce_row(Y, A, X, i, j)\n")
+    err = _located(text, {}, "T.init() must come before the other statements of the sparse iteration", 6, 5)
+    assert "(in macro 'reduce_row' called at case.py:22:9)" in err.message
+    outside = INIT_MACRO.replace("    with T.sp_iter([I, J], \"SR\", \"csrmv\") as [i, j]:\n        reduce_row(Y, A, X, i, j)\n",
+                                 "    reduce_row(Y, A, X, I, J)\n")
+    _located(outside, {}, "T.init() is only allowed directly inside a sparse iteration", 6, 5)
