@@ -16,6 +16,7 @@ from typing import Any, Optional
 from .driver import build
 from .schedule.default import default_schedule, is_scheduled
 from .errors import SparseTIRError, ScriptError
+from .ir.module import by_name
 from .script import parse_file
 from .trace.listing import listing
 from .trace.passes import record_passes
@@ -93,7 +94,7 @@ def render_passes(func: Any, home: Optional[str] = None) -> str:
 
 def _functions(path: str, name: Optional[str]) -> list[Any]:
     parsed = parse_file(path)
-    found = parsed if isinstance(parsed, dict) else {parsed.name: parsed}
+    found = by_name(parsed)  # an @I.ir_module class gives its functions
     if name is None:
         return list(found.values())
     if name not in found:

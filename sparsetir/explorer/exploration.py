@@ -188,7 +188,9 @@ def default_history(program: Any, target: str) -> tuple[Optional[History], Optio
 
 
 def _functions(parsed: Any) -> dict[str, Any]:
-    return parsed if isinstance(parsed, dict) else {pipeline.function_name(parsed): parsed}
+    from ..ir.module import by_name
+
+    return by_name(parsed)  # an @I.ir_module class gives its functions
 
 
 def _script_of(program: Any, text: str, home: Optional[str], history: Optional[History], target: str,

@@ -63,3 +63,24 @@ def functions(mod: Any) -> dict[str, Any]:
 def function(mod: Any, name: str) -> Any:
     """The program called ``name`` in ``mod``, at its own stage (``mod[name]`` gives the PrimFunc)."""
     return from_prim_func(mod[name])
+
+
+def by_name(parsed: Any) -> dict[str, Any]:
+    """The programs of what ``sparsetir.parse`` gives (one function, a module, or a dict of
+    functions and modules), by name, a module's functions in its place."""
+    items = parsed.items() if isinstance(parsed, dict) else [(None, parsed)]
+    found: dict[str, Any] = {}
+    for name, value in items:
+        if hasattr(value, "functions"):
+            found.update(functions(value))
+        else:
+            found[name if name is not None else _name(value)] = value
+    return found
+
+
+def _name(func: Any) -> str:
+    name = getattr(func, "name", None)
+    if isinstance(name, str):
+        return name
+    attrs = getattr(func, "attrs", None)
+    return str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"

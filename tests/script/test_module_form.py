@@ -186,3 +186,15 @@ def test_a_class_with_an_undecorated_method_is_refused():
         class Bad:
             def helper(self):
                 return 1
+
+
+def test_sparsetir_show_reads_a_module_file(tmp_path, capsys):
+    from sparsetir import cli
+    from sparsetir.ir.module import by_name
+
+    path = tmp_path / "module.py"
+    path.write_text(print_module(Module))
+    assert sorted(by_name(sparsetir.parse_file(path))) == ["csrmv", "scale"]
+    assert cli.main(["show", str(path), "--func", "scale"]) == 0
+    out = capsys.readouterr().out
+    assert "def scale(" in out and "def csrmv(" not in out
