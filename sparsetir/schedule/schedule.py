@@ -25,6 +25,7 @@ from .._tvm import Schedule as TVMSchedule, TVMScheduleError, tirx
 from ..errors import ScheduleError
 from ..ir.axis import FusedAxis
 from ..ir.function import SparseFunction
+from ..ir.module import from_prim_func
 from ..ir.stage2 import SEARCHED_ATTR, Stage2Function
 from ..transforms import pipeline
 from ..transforms.partition import partition_rows
@@ -63,6 +64,7 @@ class Schedule:
     """
 
     def __init__(self, func: Any, *, round_trip: bool = True, keep_record: bool = True):
+        func = from_prim_func(func)  # a module's function (``M["f"]``) as the program it stands for
         self.round_trip = round_trip
         self.keep_record = keep_record
         self._initial = func

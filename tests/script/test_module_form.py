@@ -198,3 +198,14 @@ def test_sparsetir_show_reads_a_module_file(tmp_path, capsys):
     assert cli.main(["show", str(path), "--func", "scale"]) == 0
     out = capsys.readouterr().out
     assert "def scale(" in out and "def csrmv(" not in out
+
+
+def test_a_schedule_takes_a_module_function_as_it_stands():
+    """``Schedule(M["f"])``: the stand-in PrimFunc of a stage-I function schedules as the
+    function itself, and the scheduled program computes what NumPy does."""
+    sch = sparsetir.Schedule(Module["csrmv"])
+    assert sch.stage == 1
+    sparsetir.assert_structural_equal(sch.initial, function(Module, "csrmv"))
+    sch.lower_sparse_iter()
+    assert sch.stage == 2
+    _check_csrmv(sparsetir.build(sch))
