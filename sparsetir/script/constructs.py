@@ -85,7 +85,7 @@ MATH_VIA_FLOAT32 = {"pow": ("bfloat16",), "log1p": ("float16",), "erf": ("float1
 MATH_REFUSED = ("fmod",)
 
 # Other expression constructs, handled one by one in expr_parser.py.
-EXPR_CONSTRUCTS = ("cast", "if_then_else", "select", "max", "min", "abs", "min_value", "max_value")
+EXPR_CONSTRUCTS = ("cast", "reinterpret", "if_then_else", "select", "max", "min", "abs", "min_value", "max_value")
 
 # Decorators: ``@T.prim_func`` reads a function; ``@T.macro`` keeps statements to expand where a
 # script calls them (macro.py). ``@I.ir_module`` (script/ir.py) gathers functions in a module.

@@ -43,7 +43,7 @@ MAX_CAST_DEPTH = 8
 MAX_TREE_SIZE = 100_000
 #: The keyword arguments each expression construct takes (math functions take the reference
 #: implementation's ``dtype=``, which must be the type of their operands).
-_KEYWORDS = {"cast": ("value", "dtype"), **{name: ("dtype",) for name in (*UNARY_MATH, *BINARY_MATH)}}
+_KEYWORDS = {"cast": ("value", "dtype"), "reinterpret": ("dtype", "value"), **{name: ("dtype",) for name in (*UNARY_MATH, *BINARY_MATH)}}
 
 Step = Generator[ast.AST, Value, Value]
 
@@ -503,6 +503,16 @@ class ExprParser:
             a = bind_args(self.source, node, name, ["value", "dtype"], [])
             dtype = self.dtype_arg(a["dtype"])
             return self._cast(self.typed((yield a["value"]), a["value"], None), dtype, node)
+        if name == "reinterpret":
+            a = bind_args(self.source, node, name, ["dtype", "value"], [])
+            dtype = self.dtype_arg(a["dtype"])
+            value = self.typed((yield a["value"]), a["value"], None)
+            given = dtype_of(value)
+            if tvm.DataType(dtype).bits != tvm.DataType(given).bits:
+                self.source.fail(a["dtype"], f"T.reinterpret reads the same bits as another type: {dtype} is "
+                                             f"{tvm.DataType(dtype).bits} bits wide, the value's {given} "
+                                             f"{tvm.DataType(given).bits}", VerifyError)
+            return tirx.reinterpret(dtype, value, self.source.span(node))
         if name in UNARY_MATH:
             self._arity(node, name, 1, 1)
             dtype = self.dtype_arg(keywords["dtype"]) if "dtype" in keywords else None

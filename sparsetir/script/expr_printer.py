@@ -124,6 +124,8 @@ class ExprPrinter:
             return self.call(f"{T}.{'min' if isinstance(e, tirx.Min) else 'max'}", [e.a, e.b])
         if isinstance(e, tirx.Select):
             return self.call(f"{T}.select", [e.condition, e.true_value, e.false_value])
+        if isinstance(e, tvm.ir.Call) and e.op.name == "tirx.reinterpret":
+            return self._reinterpret(e)
         if isinstance(e, tvm.ir.Call) and e.op.name in _CALL_NAMES:
             return self.call(f"{T}.{_CALL_NAMES[e.op.name]}", list(e.args))
         raise SparseTIRError(f"cannot print expression {e!r} ({type(e).__name__}) as a script")
@@ -148,6 +150,10 @@ class ExprPrinter:
     def _not(self, e: Any) -> Step:
         inner, p = yield e.a
         return f"not {inner if p >= 3 else '(' + inner + ')'}", 3
+
+    def _reinterpret(self, e: Any) -> Step:
+        value, _ = yield e.args[0]
+        return f'{self.alias}.reinterpret("{e.ty.dtype}", {value})', _ATOM
 
     def _cast(self, e: Any) -> Step:
         value, _ = yield e.value

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from .._tvm import Expr, Var, tirx
+from .._tvm import Expr, Var, tirx, tvm
 from ..errors import ScriptError, ScriptSyntaxError, VerifyError
 from ..ir.axis import (
     DENSE_FIXED,
@@ -396,8 +396,13 @@ class FunctionParser:
             if ax.kind is not DENSE_FIXED:
                 self.source.fail(item, f"axis '{ax.name}' is not dense fixed; a view's axes are dense (T.dense_fixed)", VerifyError)
         dtype = self.exprs.dtype_arg(a["dtype"])
-        if dtype != target.dtype:
-            self.source.fail(a["dtype"], f"a view has the dtype of the data it views ({target.dtype}), not {dtype}", VerifyError)
+        if tvm.DataType(dtype).bits != tvm.DataType(target.dtype).bits:
+            # Another dtype reads the same bits (T.reinterpret); another width would need byte
+            # addressing, which TVM's buffers do not have at this level.
+            self.source.fail(a["dtype"], f"a view reads the bits of the data it views: {dtype} is "
+                                         f"{tvm.DataType(dtype).bits} bits wide, the data's {target.dtype} "
+                                         f"{tvm.DataType(target.dtype).bits}; give it a dtype of the same width",
+                             VerifyError)
         size, data_size = _product([ax.length for ax in axes]), _product([ax.length for ax in target.axes])
         if _analyzer().can_prove(size > data_size):
             self.source.fail(axes_node, f"the view has {size} elements but '{target.name}' has only {data_size}", VerifyError)

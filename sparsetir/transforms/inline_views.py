@@ -3,8 +3,10 @@
 A view (seed 002's ``DeclBuffer``: ``B = T.decl_buffer((I, J), "float32", data=A.data)``) reads
 and writes the data of ``A`` row-major under its own dense shape. Every access ``B[i, j]``
 becomes the access of ``A`` at the same element: the view's indices are linearized over its
-axes' lengths and unraveled over ``A``'s (``A[i * n + j]`` for a flat ``A``). The views leave
-the function, so the rest of the lowering sees only buffers it already knows.
+axes' lengths and unraveled over ``A``'s (``A[i * n + j]`` for a flat ``A``). A view of another
+dtype of the same width reads the same bits: a load is ``T.reinterpret(view dtype, A[..])`` and
+a store writes ``T.reinterpret(A's dtype, value)``. The views leave the function, so the rest of
+the lowering sees only buffers it already knows.
 """
 
 from __future__ import annotations
@@ -47,14 +49,16 @@ def inline_views(func: SparseFunction) -> SparseFunction:
         if view is None:
             return load
         target, idx = indices(view, list(load.indices))
-        return tirx.BufferLoad(target.buffer, idx, span=load.span)
+        value = tirx.BufferLoad(target.buffer, idx, span=load.span)
+        return value if view.dtype == target.dtype else tirx.reinterpret(view.dtype, value)
 
     def on_store(store: Any) -> Any:
         view = find(store.buffer)
         if view is None:
             return store
         target, idx = indices(view, list(store.indices))
-        return tirx.BufferStore(target.buffer, store.value, idx, span=store.span)
+        value = store.value if view.dtype == target.dtype else tirx.reinterpret(target.dtype, store.value)
+        return tirx.BufferStore(target.buffer, value, idx, span=store.span)
 
     body = structural_map(list(func.body), [(TensorLoad, on_load), (tirx.BufferStore, on_store)])
     buffers = [sb for sb in func.buffers if sb.view_of is None]
