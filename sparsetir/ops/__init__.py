@@ -91,9 +91,14 @@ prepared = PreparedCache()
 
 
 def schedule_of(op: str, width: int = 0, dtype: str = "float32", **key: Any) -> Any:
-    """The ``sparsetir.Schedule`` ops schedule the CPU kernel of ``op`` with, at feature width
-    ``width`` (``key``: the other ``KernelKey`` fields, e.g. ``block=(4, 4)``): its ``history``
-    holds the steps, so ``sparsetir.explore(ops.schedule_of("spmm", width=32))`` shows them."""
+    """The ``sparsetir.Schedule`` ops schedule the kernel of ``op`` with, at feature width
+    ``width`` (``key``: the other ``KernelKey`` fields, e.g. ``block=(4, 4)``, and
+    ``target="cuda"`` for the GPU kernel): its ``history`` holds the steps, so
+    ``sparsetir.explore(ops.schedule_of("spmm", width=32))`` shows them."""
+    if key.get("target") == "cuda":
+        from .cuda.kernels import schedule_of as cuda_schedule_of
+
+        return cuda_schedule_of(KernelKey(op, dtype, feat=width, **key))
     return _kernels.schedule_of(KernelKey(op, dtype, feat=width, **key))
 
 

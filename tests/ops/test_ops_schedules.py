@@ -41,3 +41,24 @@ def test_the_explorer_shows_the_steps_of_an_ops_schedule():
     document = sparsetir.explore(sch).document
     assert [s["primitive"] for s in document["steps"]] == [step.primitive for step in sch.history]
     assert "C[i, k] = C[i, k] + A[i, j] * B[j, k]" in document["script_text"]
+
+
+@pytest.mark.parametrize("op", ["spmm", "split_spmm", "sddmm"])
+def test_the_cuda_kernels_schedule_holds_the_recipes_steps_and_replays_to_it(op):
+    """``target="cuda"``: the GPU recipe's schedule, its thread bindings among the steps; a
+    replay of its history from its start gives the program the CUDA kernel is compiled from."""
+    sch = ops.schedule_of(op, width=32, target="cuda")
+    assert "bind" in [step.primitive for step in sch.history]
+    tvm.ir.assert_structural_equal(pipeline.lower(replay(sch.initial, sch.history)), pipeline.lower(sch.func))
+
+
+def test_the_cuda_softmax_schedule_keeps_its_row_values_in_registers():
+    """Its steps are there; a replay is refused, since the stage-II script of a buffer moved to
+    registers (``set_scope``) does not parse back to the same program, which a replay checks."""
+    primitives = [step.primitive for step in ops.schedule_of("softmax", target="cuda").history]
+    assert "bind" in primitives and primitives.count("set_scope") == 2
+
+
+def test_an_unknown_cuda_op_is_refused():
+    with pytest.raises(ValueError, match="no CUDA ops kernel 'bsr_gather_spmm'"):
+        ops.schedule_of("bsr_gather_spmm", width=8, target="cuda")

@@ -1,7 +1,7 @@
 """The CUDA kernels of ``sparsetir.ops``: the same stage-I scripts as the CPU kernels
 (``ops/scripts.py``), scheduled by the GPU recipes (``schedule/gpu_recipes.py``).
 
-Each maker returns the scheduled program (stage II, or stage III for SDDMM, whose loop over the
+Each maker returns the schedule of the program (stage II, or stage III for SDDMM, whose loop over the
 nonzeros is scheduled on flattened indices) for a ``KernelKey`` with
 ``target="cuda"``. The CPU kernels' nnz-balanced row partition (``partition_rows``) is not
 used: a GPU balances rows over warps by running many of them at once (SpMM cuts the longest
@@ -50,7 +50,7 @@ def make_spmm(key: Any) -> Any:
         recipes.schedule_spmv(sch, "spmm0", "spmm1")
     else:
         recipes.schedule_spmm(sch, "spmm0", "spmm1", key.feat, key.dtype)
-    return sch.func
+    return sch
 
 
 def make_split_spmm(key: Any) -> Any:
@@ -62,7 +62,7 @@ def make_split_spmm(key: Any) -> Any:
     sch.lower_sparse_iter()
     recipes.schedule_spmm(sch, "pieces0", "pieces1", key.feat, key.dtype)
     recipes.schedule_spmm(sch, "rows0", "rows1", key.feat, key.dtype)
-    return sch.func
+    return sch
 
 
 def make_sddmm(key: Any) -> Any:
@@ -72,14 +72,14 @@ def make_sddmm(key: Any) -> Any:
     sch.lower_sparse_iter()
     sch.lower_sparse_buffer()
     recipes.schedule_sddmm(sch, "sddmm0", "sddmm_scale0", key.feat)
-    return sch.func
+    return sch
 
 
 def make_segment_sum(key: Any) -> Any:
     """Segment sum: SpMM's warp per segment."""
     sch = _at_stage2(scripts.segment_sum_script(key.feat, key.dtype))
     recipes.schedule_spmm(sch, "segment_sum0", "segment_sum1", key.feat, key.dtype)
-    return sch.func
+    return sch
 
 
 def make_bsr_spmm(key: Any) -> Any:
@@ -87,24 +87,25 @@ def make_bsr_spmm(key: Any) -> Any:
     br, bc = key.block
     sch = _at_stage2(scripts.bsr_spmm_script(br, bc, key.feat, key.dtype))
     recipes.schedule_spmm(sch, "bsr_spmm0", "bsr_spmm1", key.feat, key.dtype)
-    return sch.func
+    return sch
 
 
 def make_ell_spmm(key: Any) -> Any:
     """ELL SpMM: a warp per row, features across the lanes."""
     sch = _at_stage2(scripts.ell_spmm_script(key.feat, key.dtype))
     recipes.schedule_ell_spmm(sch, "ell_spmm0", key.feat, key.dtype)
-    return sch.func
+    return sch
 
 
 def make_softmax(key: Any) -> Any:
     """Sparse softmax: a thread per row, its maximum and sum in registers."""
     sch = _at_stage2(scripts.softmax_script(key.dtype))
     recipes.schedule_rows_per_thread(sch, "softmax0", ("ROW_MAX", "ROW_SUM"))
-    return sch.func
+    return sch
 
 
-MAKERS: dict[str, Callable[[Any], Any]] = {
+#: Each op's maker: the ``Schedule`` its CUDA kernel is scheduled with (``.func`` the program).
+MAKERS: dict[str, Callable[[Any], Schedule]] = {
     "spmm": make_spmm,
     "split_spmm": make_split_spmm,
     "sddmm": make_sddmm,
@@ -117,7 +118,15 @@ MAKERS: dict[str, Callable[[Any], Any]] = {
 
 def build_cuda_kernel(key: Any, cache: Optional[KernelCache] = None) -> Kernel:
     """Schedule and compile the CUDA kernel of ``key`` (a ``KernelKey`` with ``target="cuda"``)."""
-    return build(MAKERS[key.op](key), target=cuda_target(ARCH), cache=cache)
+    return build(schedule_of(key).func, target=cuda_target(ARCH), cache=cache)
 
 
-__all__ = ["ARCH", "MAKERS", "build_cuda_kernel"]
+def schedule_of(key: Any) -> Schedule:
+    """The ``sparsetir.Schedule`` of the CUDA kernel of ``key``, its ``history`` the recipe's
+    steps (scheduled again, not compiled), for ``sparsetir.explore``."""
+    if key.op not in MAKERS:
+        raise ValueError(f"no CUDA ops kernel '{key.op}'; the operations are {', '.join(sorted(MAKERS))}")
+    return MAKERS[key.op](key)
+
+
+__all__ = ["ARCH", "MAKERS", "build_cuda_kernel", "schedule_of"]
