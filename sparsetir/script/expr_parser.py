@@ -17,7 +17,7 @@ import math
 from collections.abc import Generator
 from typing import Any, Callable, Union
 
-from .._tvm import Expr, Var, tirx, tvm
+from .._tvm import Expr, Var, structural_equal, tirx, tvm
 from ..errors import ScriptSyntaxError, VerifyError
 from ..ir.axis import Axis
 from ..ir.buffer import SparseBuffer
@@ -79,6 +79,23 @@ def literal_const(value: Literal, dtype: str | None = None, span: Any = None) ->
     if is_float_dtype(dtype):
         return tirx.FloatImm(dtype, float(value), span)
     return tirx.const(value, dtype, span)
+
+
+def with_span(expr: Expr, span: Any) -> Expr:
+    """``expr`` with ``span``, for what TVM's helpers build without one (``tirx.exp(x)``, the
+    ``Select`` or constant of ``tirx.abs``); other nodes, and any node when ``span`` is None,
+    come back as they are. Spans stay out of structural equality, so this changes no program."""
+    if span is None:
+        return expr
+    if isinstance(expr, tvm.ir.Call):
+        return tvm.ir.Call(expr.op, expr.args, expr.attrs, expr.ty_args, span, expr.ty)
+    if isinstance(expr, tirx.Select):
+        return tirx.Select(expr.condition, expr.true_value, expr.false_value, span)
+    if isinstance(expr, tirx.IntImm):
+        return tirx.IntImm(dtype_of(expr), int(expr.value), span)
+    if isinstance(expr, tirx.FloatImm):
+        return tirx.FloatImm(dtype_of(expr), float(expr.value), span)
+    return expr
 
 
 def literal_text(value: Literal) -> str:
@@ -410,12 +427,12 @@ class ExprParser:
         rhs = yield node.right
         if op in _BITOPS:
             symbol, build = _BITOPS[op]
-            a, b = self._unify(lhs, rhs, node, symbol)
+            a, b = self._unify(lhs, rhs, node, symbol, (node.left, node.right))
             if not is_int_dtype(dtype_of(a)):
                 self.source.fail(node, f"'{symbol}' needs integer operands, got {dtype_of(a)}", VerifyError)
             return build(a, b, self.source.span(node))
         symbol, build = _BINOPS[op]
-        a, b = self._unify(lhs, rhs, node, symbol)
+        a, b = self._unify(lhs, rhs, node, symbol, (node.left, node.right))
         dtype = dtype_of(a)
         if op is ast.Div and not is_float_dtype(dtype):
             self.source.fail(node, "'/' divides floats only; use '//' for integer (floor) division", VerifyError)
@@ -453,7 +470,7 @@ class ExprParser:
         if dtype_of(expr).startswith("uint"):
             self.source.fail(node, f"unary '-' is not defined on an unsigned operand ({dtype_of(expr)}); cast it to a "
                                    f"signed type first", VerifyError)
-        minus_one = literal_const(-1, dtype_of(expr))
+        minus_one = literal_const(-1, dtype_of(expr), self.source.span(node))
         return tirx.Mul(expr, minus_one, self.source.span(node))
 
     def _BoolOp(self, node: ast.BoolOp) -> Step:
@@ -474,12 +491,13 @@ class ExprParser:
         for op in node.ops:
             if type(op) not in _CMPOPS:
                 self.source.fail(node, f"comparison {type(op).__name__} is not supported", ScriptSyntaxError)
+        terms = [node.left, *node.comparators]
         values = []
-        for term in [node.left, *node.comparators]:
+        for term in terms:
             values.append((yield term))
         result = None
-        for op, left, right in zip(node.ops, values, values[1:]):
-            a, b = self._unify(left, right, node, "comparison")
+        for k, (op, left, right) in enumerate(zip(node.ops, values, values[1:])):
+            a, b = self._unify(left, right, node, "comparison", (terms[k], terms[k + 1]))
             if dtype_of(a) == "bool":
                 self.source.fail(node, "comparing bool values is not supported; combine them with 'and', 'or' and "
                                        "'not'", VerifyError)
@@ -494,11 +512,11 @@ class ExprParser:
         if name in VALUE_DTYPES:
             self._arity(node, name, 1, 1)
             if isinstance(args[0], ast.Constant) and args[0].value in ("inf", "-inf", "nan") and name.startswith("float"):
-                return literal_const(float(args[0].value), name, self.source.span(args[0]))
+                return literal_const(float(args[0].value), name, self.source.span(node))
             value = yield args[0]
             if isinstance(value, Expr):
                 return self._cast(value, name, node)
-            return self._literal_as(value, name, args[0])
+            return self._literal_as(value, name, args[0], at=node)
         if name == "cast":
             a = bind_args(self.source, node, name, ["value", "dtype"], [])
             dtype = self.dtype_arg(a["dtype"])
@@ -529,13 +547,13 @@ class ExprParser:
                 if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
                     # like T.exp(1): math on literals is on floats
                     lhs, rhs = self._as_float(lhs, args[0]), self._as_float(rhs, args[1])
-                a, b = self._unify(lhs, rhs, node, f"T.{name}")
+                a, b = self._unify(lhs, rhs, node, f"T.{name}", (args[0], args[1]))
             self._check_math_dtype(node, name, dtype, [(args[0], a), (args[1], b)])
             return self._math(name, [a, b], self.source.span(node))
         if name in ("max", "min"):
             self._arity(node, name, 2, 2)
             lhs, rhs = (yield args[0]), (yield args[1])
-            a, b = self._unify(lhs, rhs, node, f"T.{name}")
+            a, b = self._unify(lhs, rhs, node, f"T.{name}", (args[0], args[1]))
             build = tirx.Max if name == "max" else tirx.Min
             return build(a, b, self.source.span(node))
         if name == "abs":
@@ -551,14 +569,14 @@ class ExprParser:
             if _tree_size(result, MAX_TREE_SIZE) > MAX_TREE_SIZE:
                 # an integer T.abs repeats its operand (x >= 0 ? x : -x): nested, the tree doubles each time
                 self.source.fail(node, f"this T.abs expands to more than {MAX_TREE_SIZE} operations; compute the operand first", VerifyError)
-            return result
+            return self._abs_spanned(x, result, self.source.span(node))
         if name in ("select", "if_then_else"):
             self._arity(node, name, 3, 3)
             cond = self.typed((yield args[0]), args[0], "bool")
             if dtype_of(cond) != "bool":
                 self.source.fail(args[0], f"the condition of T.{name} must be bool, got {dtype_of(cond)}", VerifyError)
             lhs, rhs = (yield args[1]), (yield args[2])
-            a, b = self._unify(lhs, rhs, node, f"T.{name}")
+            a, b = self._unify(lhs, rhs, node, f"T.{name}", (args[1], args[2]))
             if name == "select":
                 return tirx.Select(cond, a, b, self.source.span(node))
             return tirx.if_then_else(cond, a, b, self.source.span(node))
@@ -567,7 +585,8 @@ class ExprParser:
             dtype = self.dtype_arg(args[0])
             if dtype == "bool":
                 self.source.fail(args[0], f"T.{name} needs a numeric dtype, got bool", VerifyError)
-            return tirx.min_value(dtype) if name == "min_value" else tirx.max_value(dtype)
+            span = self.source.span(node)
+            return tirx.min_value(dtype, span) if name == "min_value" else tirx.max_value(dtype, span)
         self.source.fail(node.func, f"T.{name} is not an expression construct", ScriptSyntaxError)
 
     def _Attribute(self, node: ast.Attribute) -> Value:
@@ -638,9 +657,19 @@ class ExprParser:
         build = UNARY_MATH.get(name) or BINARY_MATH[name]
         dtype = dtype_of(operands[0])
         if dtype not in MATH_VIA_FLOAT32.get(name, ()):
-            return build(*operands)
+            return with_span(build(*operands), span)
         wide = [tirx.Cast("float32", x, span) for x in operands]
-        return tirx.Cast(dtype, build(*wide), span)
+        return tirx.Cast(dtype, with_span(build(*wide), span), span)
+
+    @staticmethod
+    def _abs_spanned(x: Expr, result: Expr, span: Any) -> Expr:
+        """``result`` of ``tirx.abs(x)`` with ``span`` on the nodes it made: an integer's
+        ``x >= 0 ? x : 0 - x`` is rebuilt with them (kept only when it is still TVM's expression)."""
+        if span is None or not isinstance(result, tirx.Select):
+            return with_span(result, span)
+        zero = tirx.const(0, dtype_of(x), span)
+        rebuilt = tirx.Select(tirx.GE(x, zero, span), x, tirx.Sub(zero, x, span), span)
+        return rebuilt if structural_equal(rebuilt, result) else with_span(result, span)
 
     def _arity(self, node: ast.Call, name: str, low: int, high: int) -> None:
         if any(isinstance(arg, ast.Starred) for arg in node.args):
@@ -678,7 +707,9 @@ class ExprParser:
         except OverflowError as err:
             raise self.source.error(node, f"literal {literal_text(value)} is too large for a float", VerifyError) from err
 
-    def _literal_as(self, value: Literal, dtype: str, node: ast.AST) -> Expr:
+    def _literal_as(self, value: Literal, dtype: str, node: ast.AST, at: ast.AST | None = None) -> Expr:
+        """``value`` as a ``dtype`` constant; errors point at ``node``, the constant's span is
+        ``at``'s (the whole ``T.float32(0)``), else ``node``'s."""
         if dtype == "bool" and not isinstance(value, bool):
             self.source.fail(node, f"expected a bool, got {literal_text(value)}", VerifyError)
         if is_int_dtype(dtype):
@@ -690,12 +721,16 @@ class ExprParser:
         if is_float_dtype(dtype):
             value = self._as_float(value, node)
         try:
-            return literal_const(value, dtype, self.source.span(node))
+            return literal_const(value, dtype, self.source.span(at or node))
         except ValueError as err:  # TVM's own range checks, e.g. 1e39 as a float32
             raise self.source.error(node, f"literal {literal_text(value)} does not fit in {dtype}", VerifyError) from err
 
-    def _unify(self, lhs: Value, rhs: Value, node: ast.AST, what: str) -> tuple[Expr, Expr]:
-        """Both operands as expressions of one type (literals adopt the other side's type)."""
+    def _unify(self, lhs: Value, rhs: Value, node: ast.AST, what: str,
+               operands: tuple[ast.AST, ast.AST] | None = None) -> tuple[Expr, Expr]:
+        """Both operands as expressions of one type (literals adopt the other side's type).
+        Errors point at ``node``; a literal operand's constant takes the span of its own node in
+        ``operands`` (``node``'s when not given)."""
+        at_l, at_r = operands or (None, None)
         if not isinstance(lhs, Expr) and not isinstance(rhs, Expr):
             if isinstance(lhs, float) or isinstance(rhs, float):
                 dtype = "float32"
@@ -703,19 +738,19 @@ class ExprParser:
                 dtype = default_dtype(lhs)
                 if dtype != "bool" and default_dtype(rhs) == "int64":
                     dtype = "int64"
-            return self._literal_as(lhs, dtype, node), self._literal_as(rhs, dtype, node)
+            return self._literal_as(lhs, dtype, node, at_l), self._literal_as(rhs, dtype, node, at_r)
         if not isinstance(lhs, Expr):
-            return self._literal_as(lhs, dtype_of(rhs), node), rhs
+            return self._literal_as(lhs, dtype_of(rhs), node, at_l), rhs
         if not isinstance(rhs, Expr):
-            return lhs, self._literal_as(rhs, dtype_of(lhs), node)
+            return lhs, self._literal_as(rhs, dtype_of(lhs), node, at_r)
         a, b = dtype_of(lhs), dtype_of(rhs)
         if a == b:
             return lhs, rhs
         if is_int_dtype(a) and is_int_dtype(b) and a.startswith("int") == b.startswith("int"):
             wide = a if int(a.lstrip("uint")) > int(b.lstrip("uint")) else b
-            span = self.source.span(node)
-            return (lhs if a == wide else tirx.Cast(wide, lhs, span)), (rhs if b == wide else tirx.Cast(wide, rhs, span))
+            span_l, span_r = (self.source.span(n) for n in (operands or (node, node)))
+            return (lhs if a == wide else tirx.Cast(wide, lhs, span_l)), (rhs if b == wide else tirx.Cast(wide, rhs, span_r))
         self.source.fail(node, f"operands of {what!r} have different types {a} and {b}; cast one with T.cast(x, dtype)", VerifyError)
 
 
-__all__ = ["MAX_EXPR_DEPTH", "ExprParser", "default_dtype", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "literal_text", "tvm"]
+__all__ = ["MAX_EXPR_DEPTH", "ExprParser", "default_dtype", "dtype_of", "is_float_dtype", "is_int_dtype", "literal_const", "literal_text", "tvm", "with_span"]

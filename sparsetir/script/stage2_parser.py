@@ -69,7 +69,7 @@ class Stage2ExprParser(ExprParser):
             self._arity(node, name, 2, 2)
             if node.keywords:
                 self.source.fail(node.keywords[0], f"T.{name}() takes no keyword arguments", VerifyError)
-            a, b = self._unify(self.value(node.args[0]), self.value(node.args[1]), node, f"T.{name}")
+            a, b = self._unify(self.value(node.args[0]), self.value(node.args[1]), node, f"T.{name}", (node.args[0], node.args[1]))
             if not is_int_dtype(dtype_of(a)):
                 self.source.fail(node, f"T.{name} needs integer operands, got {dtype_of(a)}", VerifyError)
             build = tirx.Div if name == "truncdiv" else tirx.Mod

@@ -64,7 +64,12 @@ def domain(extent: Any) -> Any:
 
 
 def where(span: Optional[Span]) -> str:
-    """``"<script>:12: "``, the script line(s) of ``span`` to start a message with ("" if none)."""
+    """``"<script>:12:19: "``, where ``span`` is in the script, to start a message with ("" if
+    none): file, line and column of a single ``Span`` (an expression's, say the load a message
+    is about, or a statement's), the lines of each part of a ``SequentialSpan``."""
+    if isinstance(span, Span) and int(span.column) > 0:
+        name = str(span.source_name.name) if span.source_name is not None else "<script>"
+        return f"{name}:{int(span.line)}:{int(span.column)}: "
     lines = span_texts(span) if span is not None else []
     return f"{', '.join(lines)}: " if lines else ""
 

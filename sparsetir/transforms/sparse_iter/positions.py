@@ -48,7 +48,7 @@ def rewrite_expr(ctx: Context, site: Optional[Site], expr: Any, env: dict, span:
             return load
         value = ctx.header.value_of(sb.buffer)
         try:
-            pos, guards = positions(ctx, site, sb, list(load.indices), env, span)
+            pos, guards = positions(ctx, site, sb, list(load.indices), env, span, at=_own_span(load, span))
         except LoweringError as err:  # raised through TVM's callback it would reach us as a RuntimeError
             refused.append(err)
             return load
@@ -63,9 +63,17 @@ def rewrite_expr(ctx: Context, site: Optional[Site], expr: Any, env: dict, span:
     return coordinates(new, env)
 
 
+def _own_span(node: Any, fallback: Optional[Span]) -> Optional[Span]:
+    """The span of an expression (a load's, from the parser), else ``fallback`` (its statement's)."""
+    span = getattr(node, "span", None)
+    return span if isinstance(span, Span) else fallback
+
+
 def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: list, env: dict,
-              span: Optional[Span]) -> tuple[list, list]:
-    """Stage-II indices of an access ``sb[indices]`` (coordinate space) and its guards."""
+              span: Optional[Span], at: Optional[Span] = None) -> tuple[list, list]:
+    """Stage-II indices of an access ``sb[indices]`` (coordinate space) and its guards.
+    ``span`` is the statement's (the searches made for the access get it); a refusal names
+    ``at``, the access's own place (a load inside the statement), else ``span``."""
     pos: list = []
     guards: list = []
     for axis, index in zip(sb.axes, indices):
@@ -82,10 +90,10 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
             continue
         if site is None:
             raise LoweringError(
-                f"{where(span)}an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'; "
+                f"{where(at or span)}an access to '{sb.name}' in T.init() would need a coordinate lookup in axis '{axis.name}'; "
                 "index it by the iterator of that axis"
             )
-        found = lookup(ctx, site, axis, list(pos), coord, span, conjunction(guards) if guards else None)
+        found = lookup(ctx, site, axis, list(pos), coord, span, conjunction(guards) if guards else None, at=at)
         pos.append(found)
         guards.append(found >= 0)
     return pos, guards

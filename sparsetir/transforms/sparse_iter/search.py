@@ -71,12 +71,13 @@ def add_search(ctx: Context, label: str, level: Any, depth: int, go_right: Calla
 
 
 def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Optional[Span],
-           row_valid: Optional[Any] = None) -> Any:
+           row_valid: Optional[Any] = None, at: Optional[Span] = None) -> Any:
     """Position of ``coord`` in ``row`` of sparse ``axis`` (-1 when not stored), via a search.
 
     ``row_valid`` is the condition under which ``row`` names a row at all (a dense coordinate of
     it may lie past its axis, ``positions._bounds_guard``): otherwise the row is searched as
-    empty, without reading its indptr or indices."""
+    empty, without reading its indptr or indices. ``span`` is the statement's (the search block
+    gets it); a refusal names ``at``, the access's own place, else ``span``."""
     level = site.level
     block_vars = [lp.block_var for lp in level.loops]
     deps = [i for i, v in enumerate(block_vars) if uses_any(row, [v]) or uses_any(coord, [v])]
@@ -92,7 +93,7 @@ def lookup(ctx: Context, site: Site, axis: Axis, row: list, coord: Any, span: Op
 
     if not axis.sorted:
         raise LoweringError(
-            f"{where(span)}looking a coordinate up in unsorted axis '{axis.name}' is not supported; index it by its "
+            f"{where(at or span)}looking a coordinate up in unsorted axis '{axis.name}' is not supported; index it by its "
             "own iterator, or declare it sorted"
         )
     if axis.name not in ctx.searched:
