@@ -787,7 +787,8 @@ def parse_module(source: Source, captures: Mapping[str, Any] | None = None) -> d
                 source.fail(stmt, f"'{stmt.name}' is defined twice", VerifyError)
             functions[stmt.name] = _module_class(source, stmt, alias, ir_alias, scope)
             continue
-        source.fail(stmt, "a script file holds imports and @T.prim_func functions only, with @T.macro helpers and @I.ir_module classes", ScriptSyntaxError)
+        source.fail(stmt, "a script file holds imports, @T.prim_func functions, @T.macro helpers and "
+                          "@I.ir_module classes only", ScriptSyntaxError)
     if not functions:
         raise ScriptError("no @T.prim_func function found in the script", source.filename, 1, 1)
     return functions

@@ -321,7 +321,7 @@ def test_the_server_shows_a_located_error_and_recompiles(page, server, tmp_path)
     # in the page, which the explorer's CSP (no 'unsafe-eval') refuses once the wait must poll.
     page.locator("#problem", has_text="line 2, column 1").wait_for()
     assert problem.inner_text().startswith("line 2, column 1")
-    assert "a script file holds imports and @T.prim_func functions only" in problem.inner_text()
+    assert "a script file holds imports, @T.prim_func functions, @T.macro helpers and @I.ir_module classes only" in problem.inner_text()
     assert not canary.exists()
 
     editor.fill(example_text().replace("T.float32(0)", "T.float32(1)"))

@@ -116,7 +116,7 @@ def test_python_in_the_script_gets_a_located_error_and_runs_nothing(server, tmp_
     status, _, answer = compile_request(server, module)
     assert status == 422
     assert answer["error"]["line"] == 2 and answer["error"]["col"] == 1
-    assert answer["error"]["message"] == "a script file holds imports and @T.prim_func functions only"
+    assert answer["error"]["message"] == "a script file holds imports, @T.prim_func functions, @T.macro helpers and @I.ir_module classes only"
     in_body = example_text().replace("C[i, k] = C[i, k] + A[i, j] * B[j, k]",
                                      f"C[i, k] = __import__('os').system('touch {canary}')")
     status, _, answer = compile_request(server, in_body)

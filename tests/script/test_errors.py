@@ -521,7 +521,7 @@ def f(m: T.int32) -> None:
     case("module-level-statement", """
 from sparsetir.script import tir as T
 block = 4
-""", "a script file holds imports and @T.prim_func functions only", 2, 1),
+""", "a script file holds imports, @T.prim_func functions, @T.macro helpers and @I.ir_module classes only", 2, 1),
     case("stage-level-given-twice", """
 from sparsetir.script import tir as T
 @T.prim_func
