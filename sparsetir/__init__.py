@@ -38,7 +38,7 @@ from .tune import tune
 
 # Subpackages reached as attributes (``sparsetir.ops.spmm``) but imported on first use (PEP 562):
 # they pull in torch or matplotlib, or are commands, which ``import sparsetir`` should not pay for.
-_LAZY_SUBPACKAGES = ("bench", "formats", "models", "ops")
+_LAZY_SUBPACKAGES = ("bench", "distributed", "formats", "models", "ops")
 
 
 def __getattr__(name: str):

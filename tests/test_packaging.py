@@ -10,7 +10,7 @@ import pytest
 from sparsetir import cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-TEST_INSTALL = "pip install -c constraints.txt -e '.[test,torch,bench,gnn,cuda]' && "
+TEST_INSTALL = "pip install -c constraints.txt -e '.[test,torch,bench,gnn,cuda,distributed]' && "
 
 
 def readme_test_command() -> str:
