@@ -1,6 +1,7 @@
-"""The halo exchange: one all-to-all that moves each rank's needed rows of ``X`` (forward) or
-the gradients of those rows back to their owners (backward), started asynchronously so the
-caller computes while the rows are in flight."""
+"""The halo exchange: one all-to-all that moves each rank's needed rows of a dense operand
+(``spmm``'s ``X``, ``sddmm``'s ``Y``) forward, or the gradients of those rows back to their
+owners (backward), started asynchronously so the caller computes while the rows are in
+flight. Every distributed op exchanges through these two functions."""
 
 from __future__ import annotations
 
@@ -25,24 +26,26 @@ class PendingRows:
         return self.rows
 
 
-def check_group(shard: Shard, group: Any) -> None:
-    """Refuse a process group whose size or this process's rank disagrees with ``shard``."""
+def check_group(op: str, shard: Shard, group: Any) -> None:
+    """Refuse (naming ``op``) a process group whose size or this process's rank disagrees with
+    ``shard``."""
     import torch.distributed as dist
 
     if shard.world_size == 1 and not (dist.is_available() and dist.is_initialized()):
         return
     if not (dist.is_available() and dist.is_initialized()):
-        fail("spmm: group", f"the shard is one of {shard.world_size} ranks, but torch.distributed is not "
+        fail(f"{op}: group", f"the shard is one of {shard.world_size} ranks, but torch.distributed is not "
                             "initialized (call torch.distributed.init_process_group first)")
     size, rank = dist.get_world_size(group), dist.get_rank(group)
     if (size, rank) != (shard.world_size, shard.rank):
-        fail("spmm: shard", f"is rank {shard.rank} of {shard.world_size}, but this process is rank "
+        fail(f"{op}: shard", f"is rank {shard.rank} of {shard.world_size}, but this process is rank "
                             f"{rank} of {size} in the group")
 
 
 def send_halo(shard: Shard, X_local: Any, group: Any) -> PendingRows:
-    """Start sending the rows of ``X_local`` the other ranks need; the result holds this rank's
-    halo rows (``shard.halo`` order) once waited on."""
+    """Start sending the rows of ``X_local`` (any dense operand indexed by the rank's rows) the
+    other ranks need; the result holds this rank's halo rows (``shard.halo`` order) once waited
+    on."""
     return _all_to_all(X_local[_send_index(shard, X_local)], shard.send_counts, shard.recv_counts, group,
                        X_local.shape[1])
 
