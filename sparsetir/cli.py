@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compile the bundled sparse kernels for each matrix, check the results "
         "against SciPy, and print timings next to SciPy, PyTorch and Intel MKL (when installed) "
         "measured in the same run. By default every timed call follows an untimed torch dense "
-        "matmul, the way a model calls sparse ops; --alone times each library on its own.",
+        "matmul, the way a model calls sparse ops; --alone times each library on its own. "
+        "--model times GNN training instead, --distributed P the per-rank costs of a "
+        "distributed spmm.",
     )
     bench.add_argument(
         "matrices",
@@ -160,6 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
         "train_mask, val_mask, test_mask; or a directory of <dataset>.npz); default: "
         "the bundled Planetoid data of cora and citeseer, synthetic data of the real shapes for "
         "other graphs",
+    )
+
+    # One distributed spmm's per-rank costs instead of kernels: sparsetir/bench/distributed.py.
+    bench.add_argument(
+        "--distributed",
+        type=int,
+        metavar="P",
+        help="instead of the kernels: for each matrix (default: cora and every matrix "
+        "sparsetir.data.available() finds), METIS against contiguous partitions over P ranks: "
+        "each rank's local spmm timed in this process one rank after another (--threads per "
+        "rank, default 1; one --widths width, default 128), the halo fraction and the bytes one "
+        "spmm exchanges, computed from the halo plan (not timed); see docs/distributed.md",
     )
 
     show = commands.add_parser(
@@ -318,7 +332,9 @@ def _error_text(err: Exception) -> str:
 
 def _dispatch(args: argparse.Namespace) -> int:
     module_name = COMMANDS[args.command]
-    if args.command == "bench" and getattr(args, "model", None):
+    if args.command == "bench" and getattr(args, "distributed", None) is not None:
+        module_name = "sparsetir.bench.distributed"
+    elif args.command == "bench" and getattr(args, "model", None):
         module_name = "sparsetir.bench.gnn"
     elif args.command == "bench" and (getattr(args, "device", "cpu") == "cuda" or getattr(args, "export", None)):
         module_name = "sparsetir.bench.cuda"
