@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from sparsetir import data
 
 from .check import RTOL
+from .command import BUSY_LOAD
 
 DEFAULT_WIDTH = 128
 DEFAULT_ROUNDS = 10
@@ -166,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
     set_num_threads(threads)
     print(f"distributed spmm over P = {world_size} ranks, width {widths[0]}, float32, {threads} thread(s) per "
           f"rank, median of {rounds} rounds: {HOW}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if load > BUSY_LOAD:  # a thread team waits for its preempted threads: times swing, most with --threads > 1
+        print(f"note: load average {load:.2f} at the start: other processes compete for the cores, the times "
+              "are noisy")
     rows = []
     try:
         for name, A in matrices:
@@ -182,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
     path = out / f"distributed-{world_size}.json"
     report = {"ranks": world_size, "width": widths[0], "threads_per_rank": threads, "rounds": rounds,
               "how": HOW, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__},
+              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__,
+                          "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None},
               "rows": [asdict(r) for r in rows]}
     path.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {path}")
