@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("sparsetir bench --distributed: needs torch (pip install 'sparsetir[torch]')", file=sys.stderr)
         return EXIT_USAGE
-    from sparsetir.runtime.parallel import set_num_threads
+    from sparsetir.runtime.parallel import num_threads, set_num_threads
 
     world_size = int(args.distributed)
     smoke = bool(getattr(args, "smoke", False))
@@ -163,9 +164,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"sparsetir bench --distributed: not square with at least {world_size} rows: "
               f"{', '.join(too_small)}", file=sys.stderr)
         return EXIT_USAGE
+    before = (torch.get_num_threads(), num_threads())
     torch.set_num_threads(threads)
     set_num_threads(threads)
-    print(f"distributed spmm over P = {world_size} ranks, width {widths[0]}, float32, {threads} thread(s) per "
+    try:  # the rank's thread count for the run only: the process gets its own back
+        return _run(torch, world_size, widths[0], rounds, threads, matrices, args)
+    finally:
+        torch.set_num_threads(before[0])
+        set_num_threads(before[1])
+
+
+def _run(torch: Any, world_size: int, width: int, rounds: int, threads: int, matrices: list,
+         args: argparse.Namespace) -> int:
+    """The timed part of ``run``, with the thread counts set."""
+    print(f"distributed spmm over P = {world_size} ranks, width {width}, float32, {threads} thread(s) per "
           f"rank, median of {rounds} rounds: {HOW}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if load > BUSY_LOAD:  # a thread team waits for its preempted threads: times swing, most with --threads > 1
@@ -175,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name, A in matrices:
             for method in METHODS:
-                rows.append(bench_matrix(name, A, world_size, method, widths[0], rounds, getattr(args, "seed", 0) or 0))
+                rows.append(bench_matrix(name, A, world_size, method, width, rounds, getattr(args, "seed", 0) or 0))
                 if not getattr(args, "quiet", False):
                     print(f"{name} {method}: done", file=sys.stderr, flush=True)
     except AssertionError as err:
@@ -185,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(getattr(args, "out", None) or DEFAULT_OUT)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"distributed-{world_size}.json"
-    report = {"ranks": world_size, "width": widths[0], "threads_per_rank": threads, "rounds": rounds,
+    report = {"ranks": world_size, "width": width, "threads_per_rank": threads, "rounds": rounds,
               "how": HOW, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "torch": torch.__version__,
                           "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None},

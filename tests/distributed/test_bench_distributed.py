@@ -13,6 +13,11 @@ pytest.importorskip("pymetis")
 
 
 def test_bench_distributed_on_cora_with_two_ranks(tmp_path, capsys):
+    import torch
+
+    from sparsetir.runtime.parallel import num_threads
+
+    before = (torch.get_num_threads(), num_threads())
     assert cli.main(["bench", "--distributed", "2", "cora", "--rounds", "2", "--out", str(tmp_path), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "exchange volume from the halo plan (not timed)" in out
@@ -24,6 +29,7 @@ def test_bench_distributed_on_cora_with_two_ranks(tmp_path, capsys):
         assert row["bytes_per_spmm"] == row["halo_rows"] * 128 * 4
         assert row["halo_fraction"] == pytest.approx(row["halo_rows"] / 2708)
         assert row["max_rank_ms"] >= row["mean_rank_ms"] > 0
+    assert (torch.get_num_threads(), num_threads()) == before  # one thread per rank for the run only
 
 
 @pytest.mark.parametrize("argv", [["--distributed", "1"], ["--distributed", "2", "--widths", "8,16"],

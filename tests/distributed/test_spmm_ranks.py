@@ -72,5 +72,6 @@ def fail_on_rank_one(rank: int, world_size: int) -> None:
 
 @pytest.mark.timeout(120)
 def test_a_failing_rank_fails_the_run_without_hanging():
-    with pytest.raises(Exception, match="rank 1 fails on purpose"):
+    # the first rank to fail is reported: rank 1 itself, or rank 0 losing its peer mid-exchange
+    with pytest.raises(Exception, match="rank 1 fails on purpose|Connection reset by peer|Connection closed by peer"):
         run_ranks(fail_on_rank_one, 2, timeout_s=90)
