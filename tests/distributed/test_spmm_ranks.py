@@ -14,7 +14,8 @@ import torch.distributed as dist  # noqa: E402
 from ranks import run_ranks  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-SHARED = ["citeseer", "bcsstk16"]  # a graph with self loops; an FEM matrix with real values
+#: every shared matrix (../shared/data): graphs with self loops and hubs, a geometric graph, an FEM matrix
+SHARED = ["citeseer", "pubmed", "email_enron", "soc_slashdot0902", "rgg_n_2_15_s0", "bcsstk16"]
 FEATURES = 16
 
 
