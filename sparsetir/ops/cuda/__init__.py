@@ -70,8 +70,8 @@ class DeviceCsr:
     max_row_length: int
     device: Any
     host_indptr: np.ndarray = field(repr=False, compare=False)
-    #: What is derived from the structure on first use: SpMM's row splits by piece length, and
-    #: SDDMM's row of every nonzero (``"rows"``).
+    #: What is derived from the structure on first use: SpMM's row splits by piece length and its
+    #: choice per width (``("choice", width)``), and SDDMM's row of every nonzero (``"rows"``).
     splits: dict = field(default_factory=dict, repr=False, compare=False)
 
     def rows(self) -> Any:
@@ -86,7 +86,10 @@ class DeviceCsr:
         """For SpMM at width ``feat``: None (one pass), or the row split's piece count,
         ``pieces`` and ``piece_ptr`` on the device, and the most pieces of one row."""
         itemsize = 8 if self.dtype == "float64" else 4
-        length = row_split.choose(self.host_indptr, feat, itemsize)
+        choice = ("choice", feat)
+        if choice not in self.splits:  # a walk over the rows: once per width, not per call
+            self.splits[choice] = row_split.choose(self.host_indptr, feat, itemsize)
+        length = self.splits[choice]
         if length is None:
             return None
         if length not in self.splits:
