@@ -51,3 +51,22 @@ def test_wide_rows_of_a_small_hub_stay_one_pass_when_the_workspace_costs_more():
     lengths[0] = 60  # a short walk saved, for a workspace of a row per piece at width 4096
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     assert choose(indptr, 4096, 4) is None
+
+
+def test_a_matrix_decides_and_splits_once_per_width():
+    """``ops.cuda.DeviceCsr.split``: the choice and the pieces are made on first use and kept
+    (an SpMM call reuses them); the pieces are ``split_rows``'s."""
+    pytest.importorskip("torch")
+    from sparsetir.ops.cuda import DeviceCsr
+
+    lengths = np.full(1000, 2)
+    lengths[3] = 900
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    csr = DeviceCsr(None, None, (1000, 1000), "float32", int(indptr[-1]), 900, "cpu", indptr.copy())
+    count, pieces, piece_ptr, most = csr.split(32)
+    expected = split_rows(indptr, choose(indptr, 32, 4))
+    assert (count, most) == (expected.count, expected.most)
+    np.testing.assert_array_equal(piece_ptr.numpy(), expected.piece_ptr)
+    assert csr.split(32)[1] is pieces  # kept, not made again
+    even = np.arange(0, 2001, 2, dtype=np.int32)
+    assert DeviceCsr(None, None, (1000, 1000), "float32", 2000, 2, "cpu", even).split(32) is None
