@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
 from ..errors import ScriptError, ScriptSyntaxError, VerifyError
+from .args import bind_args
 from .helpers import bound_names, expand_helper_calls
 from .source import Source
 
@@ -81,22 +82,7 @@ def is_macro_def(node: ast.stmt) -> bool:
 def bind_call(source: Source, macro: Macro, call: ast.Call) -> dict[str, ast.AST]:
     """The macro's parameters mapped to the call's argument nodes, as Python would bind them."""
     names = [a.arg for a in macro.node.args.args]
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        source.fail(call, f"a call to macro '{macro.name}' does not accept *args or **kwargs", VerifyError)
-    if len(call.args) > len(names):
-        source.fail(call, f"macro '{macro.name}' takes {len(names)} argument{'s' if len(names) != 1 else ''} "
-                          f"but {len(call.args)} were given", VerifyError)
-    bound = dict(zip(names, call.args))
-    for keyword in call.keywords:
-        if keyword.arg not in names:
-            source.fail(keyword, f"macro '{macro.name}' got an unexpected keyword argument '{keyword.arg}'", VerifyError)
-        if keyword.arg in bound:
-            source.fail(keyword, f"macro '{macro.name}' got multiple values for argument '{keyword.arg}'", VerifyError)
-        bound[keyword.arg] = keyword.value
-    missing = [n for n in names if n not in bound]
-    if missing:
-        source.fail(call, f"macro '{macro.name}' is missing argument '{missing[0]}'", VerifyError)
-    return bound
+    return bind_args(source, call, macro.name, names, [], callee=f"macro '{macro.name}'")
 
 
 @contextmanager
