@@ -71,13 +71,7 @@ def split_rows(indptr: np.ndarray, length: int) -> RowSplit:
 def estimate_us(indptr: np.ndarray, feat: int, itemsize: int, length: Optional[int]) -> float:
     """The modelled time of SpMM at width ``feat`` in one pass (``length=None``) or split into
     pieces of ``length`` (module docs); only the parts that differ between the two."""
-    lengths = np.diff(np.asarray(indptr, dtype=np.int64))
-    longest = int(lengths.max()) if lengths.size else 0
-    if length is None:
-        return longest * STEP_US
-    per_row = np.maximum(1, -(-lengths // length))
-    workspace = 2.0 * int(per_row.sum()) * feat * itemsize
-    return (min(length, longest) + int(per_row.max(initial=0))) * STEP_US + LAUNCH_US + workspace / BYTES_PER_US
+    return _estimate(np.diff(np.asarray(indptr, dtype=np.int64)), feat, itemsize, length)
 
 
 def choose(indptr: np.ndarray, feat: int, itemsize: int) -> Optional[int]:
@@ -86,12 +80,21 @@ def choose(indptr: np.ndarray, feat: int, itemsize: int) -> Optional[int]:
     lengths = np.diff(np.asarray(indptr, dtype=np.int64))
     if lengths.size == 0 or lengths.max() <= PIECE_LENGTHS[0] or lengths.max() < SKEW * lengths.mean():
         return None
-    best, best_us = None, estimate_us(indptr, feat, itemsize, None)
+    best, best_us = None, _estimate(lengths, feat, itemsize, None)
     for length in PIECE_LENGTHS:
-        us = estimate_us(indptr, feat, itemsize, length)
+        us = _estimate(lengths, feat, itemsize, length)
         if us < best_us:
             best, best_us = length, us
     return best
+
+
+def _estimate(lengths: np.ndarray, feat: int, itemsize: int, length: Optional[int]) -> float:
+    longest = int(lengths.max()) if lengths.size else 0
+    if length is None:
+        return longest * STEP_US
+    per_row = np.maximum(1, -(-lengths // length))
+    workspace = 2.0 * int(per_row.sum()) * feat * itemsize
+    return (min(length, longest) + int(per_row.max(initial=0))) * STEP_US + LAUNCH_US + workspace / BYTES_PER_US
 
 
 __all__ = ["PIECE_LENGTHS", "RowSplit", "choose", "estimate_us", "split_rows"]
