@@ -10,17 +10,12 @@ torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
 
 from ranks import run_ranks  # noqa: E402
-from test_spmm_ranks import SHARED_DATA  # noqa: E402
+from test_spmm_ranks import SHARED_DATA, matrices  # noqa: E402
 
 FEATURES = 8
 #: the shared matrices besides Cora: a graph with self loops, an FEM matrix with real values (the
 #: check compares dense copies of the rank's rows, so the largest graphs stay out)
 SHARED = ["citeseer", "bcsstk16"]
-
-
-def matrices() -> list:
-    """Cora (shipped) and those of ``SHARED`` that are present."""
-    return ["cora"] + [name for name in SHARED if (SHARED_DATA / f"{name}.npz").exists()]
 
 
 def entry_weights(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -79,4 +74,4 @@ def sp_global(out, rows: np.ndarray, cols: np.ndarray, n: int):
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_sddmm_equals_single_process(world_size):
-    run_ranks(check_sddmm, world_size, (matrices(),), timeout_s=120)
+    run_ranks(check_sddmm, world_size, (matrices(SHARED),), timeout_s=120)

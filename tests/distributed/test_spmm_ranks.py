@@ -19,9 +19,9 @@ SHARED = ["citeseer", "pubmed", "email_enron", "soc_slashdot0902", "rgg_n_2_15_s
 FEATURES = 16
 
 
-def matrices() -> list:
-    """Cora (shipped) and the shared matrices that are present."""
-    return ["cora"] + [name for name in SHARED if (SHARED_DATA / f"{name}.npz").exists()]
+def matrices(shared: list = SHARED) -> list:
+    """Cora (shipped) and those of the ``shared`` matrices that are present."""
+    return ["cora"] + [name for name in shared if (SHARED_DATA / f"{name}.npz").exists()]
 
 
 def check_spmm(rank: int, world_size: int, names: list) -> None:
