@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     specs = [*(getattr(args, "matrices", None) or []), *(getattr(args, "matrix", None) or [])]
     specs = specs or (["cora"] if smoke else ["cora", *(name for name in data.available() if name != "cora")])
     try:
-        matrices = [_load(spec) for spec in specs]
+        matrices = [data.load_named(spec) for spec in specs]
     except (OSError, ValueError) as err:
         print(f"sparsetir bench --distributed: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -205,10 +205,3 @@ def _run(torch: Any, world_size: int, width: int, rounds: int, threads: int, mat
     path.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {path}")
     return 0
-
-
-def _load(spec: str) -> tuple[str, sp.csr_matrix]:
-    if spec.endswith(".npz") or os.sep in spec:
-        path = Path(spec)
-        return path.stem, data.load_file(path)
-    return spec, data.load(spec)

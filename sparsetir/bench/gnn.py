@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     specs = [*(getattr(args, "matrices", None) or []), *(getattr(args, "matrix", None) or [])]
     specs = specs or (["cora"] if smoke else list(DEFAULT_DATASETS))
     try:
-        graphs = [_load_graph(spec) for spec in specs]
+        graphs = [data.load_named(spec) for spec in specs]
         features = getattr(args, "features", None)
         node_data = [load_node_data(name, adjacency, _features_for(name, features, len(specs)), seed)
                      for name, adjacency in graphs]
@@ -185,14 +185,6 @@ def run(args: argparse.Namespace) -> int:
     path.write_text(json.dumps(_report(kind, epochs, seed, rows, torch), indent=2) + "\n")
     print(f"wrote {path}")
     return 0
-
-
-def _load_graph(spec: str) -> tuple[str, sp.csr_matrix]:
-    """(name, adjacency) of a bundled graph's name or of an .npz file."""
-    if spec.endswith(".npz") or os.sep in spec:
-        path = Path(spec)
-        return path.stem, data.load_file(path)
-    return spec, data.load(spec)
 
 
 def _features_for(name: str, features: Optional[str], datasets: int) -> Optional[Path]:

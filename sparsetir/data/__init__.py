@@ -87,6 +87,13 @@ def load_file(path: PathLike) -> scipy.sparse.csr_matrix:
     return scipy.sparse.csr_matrix(matrix)
 
 
+def load_named(spec: str) -> tuple[str, scipy.sparse.csr_matrix]:
+    """(name, matrix) of a command line's matrix: a bundled or found name, or a ``.npz`` path."""
+    if spec.endswith(SUFFIX) or os.sep in spec:
+        return Path(spec).stem, load_file(spec)
+    return spec, load(spec)
+
+
 def _check_name(name: str) -> None:
     # A name is a file stem; anything path-like would let a caller read files outside the
     # search path, and "cora.npz" is almost always a caller who meant load_file.
@@ -132,5 +139,6 @@ def node_data_file(name: str) -> Optional[Path]:
     return path if path.is_file() else None
 
 
-__all__ = ["ENV_VAR", "NODES_DIR", "PACKAGE_DIR", "available", "find", "load", "load_file", "node_data_file",
+__all__ = ["ENV_VAR", "NODES_DIR", "PACKAGE_DIR", "available", "find", "load", "load_file", "load_named",
+           "node_data_file",
            "search_path"]
