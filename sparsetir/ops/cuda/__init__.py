@@ -209,7 +209,7 @@ class CudaOps:
         check_structure(what, indptr, indices, m, n, int(indices.shape[0]))
         longest = int(np.diff(indptr).max()) if m else 0
         return DeviceCsr(self._to_device(indptr, device), self._to_device(indices, device), shape, dtype,
-                         int(indices.shape[0]), longest, device, indptr.copy())
+                         int(indices.shape[0]), longest, device, indptr)  # the host copy made above
 
     def dense(self, what: str, X: Any, dtype: str, rows: Optional[int], device: Any, ndim: int = 2) -> Any:
         """``X`` checked (device, dtype, rank, rows) as a contiguous, aligned tensor on ``device``."""
