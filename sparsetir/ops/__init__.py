@@ -13,6 +13,8 @@ by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
 - ``bsr_spmm(A, X)``: ``A @ X`` for a scipy BSR ``A``.
 - ``ell_spmm(indices, values, X)``: ``A @ X`` for ``A`` in ELL form.
 - ``softmax(A)``: row-wise softmax over the stored entries of CSR ``A``.
+- ``add(A, B)``, ``multiply(A, B)``, ``spgemm(A, B, mask=None)``: two sparse operands
+  (``sparse_sparse.py``: a cached symbolic phase, then a numeric one).
 
 With torch, the ops record gradients (``autograd.py``) and are registered as ``torch.library``
 custom ops, so ``torch.compile`` traces them (``torch_library.py``; a model holds its matrix as
@@ -64,20 +66,24 @@ from . import formatted
 from . import tuned as _tuned
 from .formatted import SpmmFormat
 from .tuned import tune_spmm
+from .sparse_sparse import add, multiply, spgemm
 from . import cuda as _cuda  # torch CUDA tensors go there (each op's first lines)
 
 __all__ = [
     "CsrTensors",
     "SpmmFormat",
+    "add",
     "bsr_spmm",
     "csr_tensors",
     "ell_spmm",
     "forget",
     "library",
+    "multiply",
     "prepared",
     "sddmm",
     "segment_sum",
     "softmax",
+    "spgemm",
     "spmm",
     "spmv",
     "schedule_of",

@@ -1,0 +1,536 @@
+"""Operations on two sparse operands: ``add``, ``multiply`` (elementwise) and ``spgemm``.
+
+Each runs in two phases (``sparse_sparse_scripts.py`` has the TVM kernels):
+
+- symbolic: the output's structure (row pointer, sorted column indices, and for ``add`` and
+  ``multiply`` where each output entry comes from), computed once per pair of input structures
+  and cached (``symbolic``): a second call on the same structures with new values runs only
+- numeric: the values, on every call.
+
+A structure is known by the identity of its index arrays, as ``inputs.PreparedCache`` knows a
+matrix: a SciPy matrix's ``indptr`` and ``indices`` objects (with its shape, last row pointer and
+sorted flag as the cheap check that they still hold what was prepared), a torch tensor's index
+tensors (their memory and version, ``tensor_structures.py``). Replacing ``A.data`` or building a
+new matrix or tensor around the same index arrays keeps the structure; editing the index arrays
+in place is not seen (call ``forget()``, or ``sparsetir.ops.forget(A)`` for a torch tensor).
+
+The output's indices are sorted and its index arrays are the output's own. Entries that cancel
+to 0 are kept (SciPy drops them from ``A @ B`` and ``A + B``): the pattern is the structural one.
+``spgemm`` takes unsorted rows and repeated columns (they add up, as in SciPy); ``add``,
+``multiply`` and a mask need sorted rows without repeats and refuse others, naming the row.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..runtime.build import build_stage3
+from ..runtime.kernel import Kernel
+from ..runtime.launch import launch
+from ..runtime.partition import row_partition
+from ..runtime.target import host_target, num_threads
+from . import sparse_sparse_scripts as scripts
+from .inputs import (
+    VALUE_DTYPES, check_torch_csr, fail, is_torch_tensor, plain, prepare_csr, refuse_non_csr, torch_module,
+)
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+# --- caches -------------------------------------------------------------------------------------
+
+
+class IdentityCache:
+    """Values keyed by the identity of some objects, each held by a weak reference (an entry goes
+    with the first of them), plus a cheap ``check`` that must still hold."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple[tuple, Any, Any]] = {}
+        self._lock = threading.Lock()
+        #: How many values were made (a miss): the symbolic phases run, for tests.
+        self.made = 0
+
+    def get(self, tag: str, objects: tuple, make: Callable[[], Any], check: Any = None) -> Any:
+        """The value for ``objects`` (and ``check``), made with ``make()`` when missing or stale."""
+        key = (tag,) + tuple(id(o) for o in objects)
+        entry = self._entries.get(key)
+        if entry is not None and entry[1] == check and all(r() is o for r, o in zip(entry[0], objects)):
+            return entry[2]
+        value = make()
+        drop = lambda ref, key=key: self._drop(key, ref)  # noqa: E731
+        refs = tuple(weakref.ref(o, drop) for o in objects)
+        with self._lock:
+            self._entries[key] = (refs, check, value)
+            self.made += 1
+        return value
+
+    def clear(self) -> None:
+        """Drop everything."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _drop(self, key: tuple, ref: Any) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and any(r is ref for r in entry[0]):
+                del self._entries[key]
+
+
+#: Prepared SciPy structures, by their index arrays.
+structures = IdentityCache()
+#: Symbolic phases (output patterns) by operation and pair of prepared structures, and the
+#: per-structure facts derived once (sortedness, transposes).
+symbolic = IdentityCache()
+
+
+def forget() -> None:
+    """Drop every cached structure and symbolic phase (after editing index arrays in place)."""
+    structures.clear()
+    symbolic.clear()
+
+
+# --- kernels ------------------------------------------------------------------------------------
+
+
+_kernels: dict[tuple, Kernel] = {}
+_kernels_lock = threading.Lock()
+
+
+def kernel(name: str, *config: Any) -> Kernel:
+    """The compiled kernel ``sparse_sparse_scripts.<name>(*config)``, built on first use (TVM
+    through ``runtime.build_stage3``, whose cache keeps the compiled code on disk)."""
+    key = (name,) + config
+    found = _kernels.get(key)
+    if found is None:
+        with _kernels_lock:
+            found = _kernels.get(key)
+            if found is None:
+                found = _kernels[key] = build_stage3(getattr(scripts, name)(*config), [], target=host_target())
+    return found
+
+
+def _parts() -> int:
+    return max(num_threads(), 1)
+
+
+# --- operands -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Pattern:
+    """An output structure: int32 ``indptr``/``indices``, the row chunks its kernels run over,
+    and (``add``/``multiply``) the entry of each operand every output entry comes from."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    shape: tuple[int, int]
+    part: np.ndarray
+    src_a: Optional[np.ndarray] = None
+    src_b: Optional[np.ndarray] = None
+    #: torch index tensors handed out with results: (crow, col, their versions), per index dtype.
+    tensors: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.indices.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Operand:
+    """One sparse operand of a call: its prepared structure and its values now."""
+
+    source: Any
+    csr: Any  # a ``CsrInput`` or a ``Pattern`` (indptr, indices, shape, part, nnz)
+    values: np.ndarray
+    index_dtype: np.dtype
+    is_torch: bool
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns)."""
+        return self.csr.shape
+
+
+def operand(what: str, A: Any, values: bool = True) -> Operand:
+    """``A`` (SciPy CSR or torch sparse CSR on the CPU) checked, its structure prepared (cached)
+    and its current values read (``values=False``: a mask, whose values are not read)."""
+    if is_torch_tensor(A):
+        return _torch_operand(what, A, values)
+    if getattr(A, "format", None) != "csr" or not hasattr(A, "indptr"):
+        refuse_non_csr(what, A, "a scipy.sparse CSR matrix or a torch sparse CSR tensor")
+    data = A.data
+    if not isinstance(data, np.ndarray) or str(data.dtype) not in VALUE_DTYPES:
+        fail(what, f"values must be float32 or float64, got {getattr(data, 'dtype', type(data).__name__)}")
+    indptr, indices = A.indptr, A.indices
+    try:
+        last = indptr.item(-1)
+    except (AttributeError, IndexError, TypeError, ValueError):
+        last = None  # refused when prepared
+    check = (tuple(A.shape), last, str(data.dtype), getattr(A, "_has_sorted_indices", None))
+    csr = structures.get("scipy", (indptr, indices), lambda: prepare_csr(what, A, _parts()), check)
+    if data.shape != (csr.nnz,):
+        fail(what, f"values must have shape ({csr.nnz},) (one per column index), got {data.shape}")
+    current = np.empty(0, data.dtype)
+    if values:
+        current = data if data.flags.c_contiguous and data.flags.writeable else np.array(data, order="C")
+    return Operand(A, csr, current, np.dtype(indptr.dtype), False)
+
+
+def _torch_operand(what: str, A: Any, values: bool) -> Operand:
+    from . import torch_library  # imports torch: only for torch operands
+
+    torch = torch_module()
+    check_torch_csr(what, A, "sparsetir.ops runs on the CPU")
+    dtype = str(A.dtype).removeprefix("torch.")
+    if dtype not in VALUE_DTYPES:
+        fail(what, f"values must be float32 or float64, got {dtype}")
+    crow, col = A.crow_indices(), A.col_indices()
+    if crow.dtype != col.dtype or crow.dtype not in (torch.int32, torch.int64):
+        fail(what, f"crow_indices and col_indices must both be int32 or int64, got {crow.dtype} and {col.dtype}")
+    m, n = (int(d) for d in A.shape)
+    csr = torch_library.structures.get(what, crow, col, (m, n), dtype, _parts()).csr
+    current = plain(A.values()).contiguous().numpy() if values else np.empty(0, dtype)
+    return Operand(A, csr, current, np.dtype(str(crow.dtype).removeprefix("torch.")), True)
+
+
+def _same_kind(op: str, a: Operand, b: Operand) -> None:
+    if a.is_torch != b.is_torch:
+        kinds = {True: "a torch sparse CSR tensor", False: "a SciPy CSR matrix"}
+        fail(f"{op}: B", f"is {kinds[b.is_torch]} but A is {kinds[a.is_torch]}; pass both as the same kind")
+    if a.values.dtype != b.values.dtype:
+        fail(f"{op}: B", f"dtype {b.values.dtype} does not match A's dtype {a.values.dtype}; convert one of them")
+
+
+def sorted_rows(what: str, csr: Any) -> None:
+    """Refuse a structure with a row whose column indices are not strictly increasing (out of
+    order or repeated), naming the first such row; checked once per structure (O(nnz))."""
+    problem = symbolic.get("sorted", (csr,), lambda: _unsorted_row(csr))
+    if problem is not None:
+        fail(what, problem)
+
+
+def _unsorted_row(csr: Any) -> Optional[str]:
+    indices, indptr = csr.indices, csr.indptr
+    if indices.shape[0] < 2:
+        return None
+    bad = np.diff(indices.astype(np.int64)) <= 0
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.shape[0])]
+    bad[starts - 1] = False  # pairs that cross from one row to the next
+    if not bad.any():
+        return None
+    p = int(np.argmax(bad))
+    row = int(np.searchsorted(indptr, p, side="right")) - 1
+    how = "is repeated" if indices[p] == indices[p + 1] else f"comes after column {int(indices[p])}"
+    return (f"row {row} is not sorted: column {int(indices[p + 1])} {how}; this operation needs sorted rows "
+            "without repeated columns (SciPy: A.sum_duplicates(), which also sorts; torch: "
+            "A.to_sparse_coo().coalesce().to_sparse_csr())")
+
+
+# --- the symbolic phases ------------------------------------------------------------------------
+
+
+def _counts_to_indptr(op: str, counts: np.ndarray) -> np.ndarray:
+    """The row pointer of rows with ``counts`` entries (int32; refused past the int32 range)."""
+    indptr = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    if indptr[-1] > _INT32_MAX:
+        fail(op, f"the result has {int(indptr[-1])} stored entries, more than the int32 index range holds")
+    return indptr.astype(np.int32)
+
+
+def spgemm_pattern(a: Any, b: Any) -> Pattern:
+    """The structure of ``A @ B`` (sorted rows), by ``spgemm_count`` and ``spgemm_fill``."""
+    m, n, k = a.shape[0], b.shape[1], a.shape[1]
+    parts = a.part.shape[0] - 1
+    counts = np.zeros(m, np.int32)
+    work = a.nnz + b.nnz + m
+    marker = np.empty((parts, max(n, 1)), np.int32)
+    if m and a.nnz and b.nnz:
+        launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, counts, marker, a.part,
+                                        m, n, k, a.nnz, b.nnz, parts), work)
+    indptr = _counts_to_indptr("spgemm", counts)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, np.int32)
+    part = row_partition(indptr, parts)
+    if nnz:
+        launch(kernel("spgemm_fill"), (a.indptr, a.indices, b.indptr, b.indices, indptr, indices, marker, part,
+                                       m, n, k, a.nnz, b.nnz, nnz, parts), work + nnz)
+    return Pattern(indptr, indices, (m, n), part)
+
+
+def merge_pattern(union: bool, a: Any, b: Any) -> Pattern:
+    """The union (``union``) or intersection of two structures of one shape with sorted rows, and
+    where each output entry comes from, by ``merge_count`` and ``merge_fill``."""
+    m = a.shape[0]
+    parts = a.part.shape[0] - 1
+    # Chunks of equal work: a row's merge steps are its entries in both operands.
+    part = row_partition(a.indptr.astype(np.int64) + b.indptr, parts)
+    counts = np.zeros(m, np.int32)
+    if m and (a.nnz or b.nnz):
+        launch(kernel("merge_count", union), (a.indptr, a.indices, b.indptr, b.indices, counts, part,
+                                              m, a.nnz, b.nnz, parts), a.nnz + b.nnz + m)
+    indptr = _counts_to_indptr("add" if union else "multiply", counts)
+    nnz = int(indptr[-1])
+    indices, src_a, src_b = (np.empty(nnz, np.int32) for _ in range(3))
+    if nnz:
+        launch(kernel("merge_fill", union), (a.indptr, a.indices, b.indptr, b.indices, indptr, indices, src_a, src_b,
+                                             part, m, a.nnz, b.nnz, nnz, parts), a.nnz + b.nnz + m)
+    return Pattern(indptr, indices, a.shape, row_partition(indptr, parts), src_a, src_b)
+
+
+# --- the numeric phases -------------------------------------------------------------------------
+
+
+def spgemm_values(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray, out: Any) -> np.ndarray:
+    """``A @ B`` at the entries of the structure ``out`` (``A``'s and ``B``'s structures ``a``,
+    ``b``): products outside it are dropped, entries no product reaches are 0."""
+    values = np.empty(out.nnz, a_values.dtype)
+    if not out.nnz:
+        return values
+    if not a.nnz or not b.nnz:
+        values[:] = 0
+        return values
+    (m, k), n = a.shape, b.shape[1]
+    parts = out.part.shape[0] - 1
+    pos = np.empty((parts, n), np.int32)
+    launch(kernel("spgemm_values", str(a_values.dtype)),
+           (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, out.indptr, out.indices, pos,
+            out.part, m, n, k, a.nnz, b.nnz, out.nnz, parts), a.nnz + b.nnz + out.nnz)
+    return values
+
+
+def merge_values(union: bool, pattern: Pattern, a_values: np.ndarray, b_values: np.ndarray) -> np.ndarray:
+    """The values of ``A + B`` (``union``) or ``A ⊙ B`` on ``pattern`` (from ``merge_pattern``)."""
+    values = np.empty(pattern.nnz, a_values.dtype)
+    if pattern.nnz:
+        parts = pattern.part.shape[0] - 1
+        launch(kernel("merge_values", union, str(a_values.dtype)),
+               (a_values, b_values, values, pattern.indptr, pattern.src_a, pattern.src_b, pattern.part,
+                pattern.shape[0], a_values.shape[0], b_values.shape[0], pattern.nnz, parts), pattern.nnz)
+    return values
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+def _index_dtype(*operands: Operand) -> np.dtype:
+    """The result's index dtype: int64 when an operand's index arrays are int64, else int32."""
+    return np.dtype(np.int64) if any(o.index_dtype == np.int64 for o in operands) else np.dtype(np.int32)
+
+
+def result(like: Operand, pattern: Pattern, values: np.ndarray, index_dtype: np.dtype) -> Any:
+    """A CSR matrix of ``like``'s kind (SciPy class or torch) with ``pattern`` and ``values``."""
+    m, n = pattern.shape
+    if like.is_torch:
+        torch = torch_module()
+        crow, col = _torch_indices(pattern, index_dtype)
+        # The structure was made by our kernels (sorted, in range): torch's checks are off.
+        return torch.sparse_csr_tensor(crow, col, torch.from_numpy(values), size=(m, n), check_invariants=False)
+    cls = type(like.source)
+    # Copies: the caller may edit the result's index arrays; the cached pattern stays as it is.
+    out = cls((values, pattern.indices.astype(index_dtype), pattern.indptr.astype(index_dtype)), shape=(m, n))
+    out.has_sorted_indices = True
+    return out
+
+
+def _torch_indices(pattern: Pattern, index_dtype: np.dtype) -> tuple[Any, Any]:
+    """The index tensors of a torch result: made once per pattern and shared by its results, so
+    an op on a result finds its prepared structure (and the pair's symbolic phase) again; made
+    anew when one of them was edited in place since (its version moved)."""
+    torch = torch_module()
+    found = pattern.tensors.get(index_dtype)
+    if found is not None:
+        crow, col, versions = found
+        if (crow._version, col._version) == versions:
+            return crow, col
+    crow = torch.from_numpy(pattern.indptr.astype(index_dtype))
+    col = torch.from_numpy(pattern.indices.astype(index_dtype))
+    pattern.tensors[index_dtype] = (crow, col, (crow._version, col._version))
+    return crow, col
+
+
+# --- the operations -----------------------------------------------------------------------------
+
+
+def _needs_grad(*operands: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return (torch is not None and torch.is_grad_enabled()
+            and any(isinstance(x, torch.Tensor) and x.requires_grad for x in operands))
+
+
+def add(A: Any, B: Any) -> Any:
+    """``A + B`` for two CSR matrices of one shape (SciPy or torch, the same kind and dtype):
+    a CSR matrix of that kind on the union of their patterns, rows sorted. The rows of ``A``
+    and ``B`` must be sorted without repeated columns."""
+    if _needs_grad(A, B):
+        return _autograd("add", A, B, None)
+    return compute("add", A, B, None)[0]
+
+
+def multiply(A: Any, B: Any) -> Any:
+    """The elementwise product ``A ⊙ B`` (SciPy's ``A.multiply(B)``) for two CSR matrices of one
+    shape, on the intersection of their patterns; rows sorted without repeated columns, as in
+    ``add``."""
+    if _needs_grad(A, B):
+        return _autograd("multiply", A, B, None)
+    return compute("multiply", A, B, None)[0]
+
+
+def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
+    """``A @ B`` for CSR ``A`` (m x k) and ``B`` (k x n), as a CSR matrix of their kind with
+    sorted rows. With ``mask`` (a CSR matrix of shape (m, n), SciPy or torch, sorted rows
+    without repeated columns; its values are not read), the result has exactly ``mask``'s
+    pattern and holds ``A @ B`` there (0 where no product lands): the product is never formed
+    elsewhere."""
+    if _needs_grad(A, B):
+        return _autograd("spgemm", A, B, mask)
+    return compute("spgemm", A, B, mask)[0]
+
+
+def compute(op: str, A: Any, B: Any, mask: Any) -> tuple[Any, Operand, Operand, Pattern]:
+    """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's pattern."""
+    a, b = operand(f"{op}: A", A), operand(f"{op}: B", B)
+    _same_kind(op, a, b)
+    if op == "spgemm":
+        if a.shape[1] != b.shape[0]:
+            fail("spgemm: B", f"has {b.shape[0]} rows, but A has {a.shape[1]} columns (A @ B needs "
+                              f"A.shape[1] == B.shape[0]; shapes {a.shape} and {b.shape})")
+        if mask is None:
+            pattern = symbolic.get("spgemm", (a.csr, b.csr), lambda: spgemm_pattern(a.csr, b.csr))
+        else:
+            pattern = _mask_pattern(operand("spgemm: mask", mask, values=False), (a.shape[0], b.shape[1]))
+        values = spgemm_values(a.csr, a.values, b.csr, b.values, pattern)
+    else:
+        if a.shape != b.shape:
+            fail(f"{op}: B", f"has shape {b.shape}, but A has shape {a.shape}; {op} needs equal shapes")
+        sorted_rows(f"{op}: A", a.csr)
+        sorted_rows(f"{op}: B", b.csr)
+        union = op == "add"
+        pattern = symbolic.get(op, (a.csr, b.csr), lambda: merge_pattern(union, a.csr, b.csr))
+        values = merge_values(union, pattern, a.values, b.values)
+    return result(a, pattern, values, _index_dtype(a, b)), a, b, pattern
+
+
+def _mask_pattern(mask: Operand, shape: tuple[int, int]) -> Pattern:
+    """The mask's structure as an output pattern (checked once per structure)."""
+    if mask.shape != shape:
+        fail("spgemm: mask", f"has shape {mask.shape}, but A @ B has shape {shape}")
+    sorted_rows("spgemm: mask", mask.csr)
+    return symbolic.get("mask", (mask.csr,), lambda: Pattern(mask.csr.indptr, mask.csr.indices, shape, mask.csr.part))
+
+
+# --- gradients ----------------------------------------------------------------------------------
+
+
+def transposed(csr: Any) -> tuple[Pattern, np.ndarray]:
+    """The structure of ``csr``'s transpose and the permutation listing ``csr``'s values in its
+    order (a stable sort of the entries by column), once per structure."""
+
+    def make() -> tuple[Pattern, np.ndarray]:
+        m, n = csr.shape
+        rows = np.repeat(np.arange(m, dtype=np.int32), np.diff(csr.indptr))
+        perm = np.argsort(csr.indices, kind="stable")
+        t_indptr = np.zeros(n + 1, np.int32)
+        np.cumsum(np.bincount(csr.indices, minlength=n), out=t_indptr[1:])
+        return Pattern(t_indptr, rows[perm], (n, m), row_partition(t_indptr, _parts())), perm
+
+    return symbolic.get("transposed", (csr,), make)
+
+
+def _grad_values(G: Any, pattern: Pattern) -> np.ndarray:
+    """The values of the output gradient ``G`` at ``pattern``'s entries: its own values when it
+    is CSR with that many entries (autograd hands back the result's pattern), else read at the
+    entries from its dense form."""
+    torch = torch_module()
+    if G.layout == torch.sparse_csr and G._nnz() == pattern.nnz:
+        return plain(G.values()).contiguous().numpy()
+    dense = plain(G.to_dense() if G.layout != torch.strided else G).numpy()
+    rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
+    return np.ascontiguousarray(dense[rows, pattern.indices])
+
+
+def gradients(op: str, a: Operand, b: Operand, pattern: Pattern, g: np.ndarray,
+              want: tuple[bool, bool]) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """The gradients of ``A``'s and ``B``'s values (where ``want``) from the output gradient's
+    values ``g`` at ``pattern``:
+
+    - ``add``: dA = G at A's entries, dB = G at B's entries;
+    - ``multiply``: dA = G ⊙ B at A's entries, dB = G ⊙ A at B's (0 outside the intersection);
+    - ``spgemm``: dA = (G @ Bᵀ) at A's entries, dB = (Aᵀ @ G) at B's: SpGEMMs masked by the
+      operands' own patterns (``spgemm_values``), over the cached transposed structures.
+    """
+    dA = dB = None
+    if op == "spgemm":
+        if want[0]:
+            bt, perm = transposed(b.csr)
+            dA = spgemm_values(pattern, g, bt, np.ascontiguousarray(b.values[perm]), a.csr)
+        if want[1]:
+            at, perm = transposed(a.csr)
+            dB = spgemm_values(at, np.ascontiguousarray(a.values[perm]), pattern, g, b.csr)
+        return dA, dB
+    src_a, src_b = pattern.src_a, pattern.src_b
+    if op == "add":
+        if want[0]:
+            dA = np.zeros(a.csr.nnz, g.dtype)
+            dA[src_a[src_a >= 0]] = g[src_a >= 0]
+        if want[1]:
+            dB = np.zeros(b.csr.nnz, g.dtype)
+            dB[src_b[src_b >= 0]] = g[src_b >= 0]
+        return dA, dB
+    if want[0]:
+        dA = np.zeros(a.csr.nnz, g.dtype)
+        dA[src_a] = g * b.values[src_b]
+    if want[1]:
+        dB = np.zeros(b.csr.nnz, g.dtype)
+        dB[src_b] = g * a.values[src_a]
+    return dA, dB
+
+
+@functools.cache
+def _function() -> Any:
+    """The ``torch.autograd.Function`` of the three ops (defined when first needed)."""
+    import torch
+
+    class SparseSparse(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_tensor, B_tensor, op, A, B, mask):
+            out, a, b, pattern = compute(op, A, B, mask)
+            ctx.op, ctx.a, ctx.b, ctx.pattern = op, a, b, pattern
+            return out
+
+        @staticmethod
+        def backward(ctx, G):
+            g = _grad_values(G, ctx.pattern)
+            dA, dB = gradients(ctx.op, ctx.a, ctx.b, ctx.pattern, g, tuple(ctx.needs_input_grad[:2]))
+            return _csr_grad(ctx.a, dA), _csr_grad(ctx.b, dB), None, None, None, None
+
+    return SparseSparse
+
+
+def _csr_grad(x: Operand, values: Optional[np.ndarray]) -> Any:
+    """The gradient of a torch CSR operand: a CSR tensor with its pattern and ``values``."""
+    if values is None:
+        return None
+    torch = torch_module()
+    A = x.source
+    return torch.sparse_csr_tensor(A.crow_indices(), A.col_indices(), torch.from_numpy(values), size=tuple(A.shape),
+                                   check_invariants=False)
+
+
+def _autograd(op: str, A: Any, B: Any, mask: Any) -> Any:
+    """``op`` recording gradients for the values of ``A`` and ``B`` (torch sparse CSR tensors)."""
+    torch = torch_module()
+    sparse = [x if isinstance(x, torch.Tensor) else None for x in (A, B)]
+    return _function().apply(sparse[0], sparse[1], op, A, B, mask)

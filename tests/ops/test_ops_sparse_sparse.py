@@ -1,0 +1,370 @@
+"""``ops.add``, ``ops.multiply``, ``ops.spgemm``: against SciPy on real and random matrices, the
+edge cases, the cached symbolic phase, gradients (gradcheck, float64) and the error messages.
+
+Our results keep entries that cancel to 0 (SciPy drops them), so values are compared densely and
+patterns as "ours contains SciPy's"; with positive random values nothing cancels and the patterns
+are compared exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sparsetir
+import sparsetir.ops as ops
+from sparsetir import data
+from sparsetir.ops import sparse_sparse
+
+from ops_matrices import random_csr, snapshot
+
+torch = pytest.importorskip("torch")
+
+
+def _rand(m, n, density, seed, dtype=np.float64):
+    return sp.random(m, n, density=density, format="csr", dtype=dtype, random_state=seed)
+
+
+def _check_sorted(C):
+    indptr, indices = (np.asarray(x) for x in ((C.crow_indices(), C.col_indices()) if torch.is_tensor(C)
+                                              else (C.indptr, C.indices)))
+    for i in range(len(indptr) - 1):
+        assert (np.diff(indices[indptr[i]:indptr[i + 1]]) > 0).all(), f"row {i} is not sorted"
+
+
+def _same(C, expected, rtol=1e-12, exact_pattern=True):
+    """``C`` (ours) equals SciPy's ``expected``: sorted rows, equal values densely, and the
+    pattern equal to SciPy's (or, with cancellation possible, containing it)."""
+    _check_sorted(C)
+    if torch.is_tensor(C):
+        C = sp.csr_matrix((C.values().numpy(), C.col_indices().numpy(), C.crow_indices().numpy()), shape=tuple(C.shape))
+    assert C.shape == expected.shape and C.dtype == expected.dtype
+    expected = expected.tocsr()
+    expected.sort_indices()
+    dense, ref = C.toarray(), expected.toarray()
+    scale = max(float(np.abs(ref).max(initial=0)), 1.0)
+    np.testing.assert_allclose(dense, ref, rtol=rtol, atol=rtol * scale)
+    ours, theirs = C.copy(), expected.copy()
+    ours.data[:] = 1
+    theirs.data[:] = 1
+    if exact_pattern:
+        assert (ours != theirs).nnz == 0
+    else:
+        assert (theirs - theirs.multiply(ours)).nnz == 0
+
+
+OPS = {
+    "add": (ops.add, lambda A, B: A + B),
+    "multiply": (ops.multiply, lambda A, B: A.multiply(B)),
+}
+
+
+# --- against SciPy ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(70, 50, 40), (1, 30, 20), (40, 1, 35), (200, 300, 150)])
+def test_spgemm_random(shape, dtype):
+    m, k, n = shape
+    A = random_csr(m, k, 0.08, 1, dtype)  # empty rows (first and last), one long row
+    B = random_csr(k, n, 0.08, 2, dtype)
+    _same(ops.spgemm(A, B), A @ B, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_and_multiply_random(name, dtype):
+    op, ref = OPS[name]
+    A, B = random_csr(90, 60, 0.1, 3, dtype), random_csr(90, 60, 0.1, 4, dtype)
+    _same(op(A, B), ref(A, B))
+    _same(op(A, A), ref(A, A))  # identical patterns
+
+
+def test_on_cora_and_bcsstk16(shared_data_dir):
+    for name in ("cora", "bcsstk16"):
+        A = data.load(name, search_dirs=[shared_data_dir])
+        A.sort_indices()
+        A64 = A.astype(np.float64)
+        _same(ops.spgemm(A64, A64), A64 @ A64, exact_pattern=False)
+        C = ops.spgemm(A, A)  # float32: compared with the float64 product
+        _check_sorted(C)
+        ref = (A64 @ A64).toarray()
+        assert np.abs(C.toarray() - ref).max() <= 1e-5 * np.abs(ref).max()
+        At = A64.T.tocsr()
+        At.sort_indices()
+        for op, reference in OPS.values():
+            _same(op(A64, At), reference(A64, At), exact_pattern=False)
+
+
+# --- edge cases ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shapes", [((0, 0), (0, 0)), ((5, 0), (0, 7)), ((0, 4), (4, 3)), ((3, 4), (4, 0))])
+def test_spgemm_of_empty_shapes(shapes):
+    A, B = sp.csr_matrix(shapes[0]), sp.csr_matrix(shapes[1])
+    C = ops.spgemm(A, B)
+    assert C.shape == (shapes[0][0], shapes[1][1]) and C.nnz == 0 and C.toarray().sum() == 0
+
+
+def test_matrices_without_entries():
+    A, B = sp.csr_matrix((6, 5)), _rand(5, 4, 0.5, 1)
+    _same(ops.spgemm(A, B), A @ B)
+    _same(ops.spgemm(B, sp.csr_matrix((4, 3))), B @ sp.csr_matrix((4, 3)))
+    E = sp.csr_matrix((5, 4))
+    _same(ops.add(E, B), B + E)
+    _same(ops.add(B, E), B + E)
+    _same(ops.multiply(B, E), B.multiply(E))
+
+
+def test_disjoint_patterns():
+    A = sp.csr_matrix(np.array([[1.0, 0, 2, 0], [0, 0, 0, 0], [0, 3, 0, 4]]))
+    B = sp.csr_matrix(np.array([[0, 5.0, 0, 6], [7, 0, 0, 0], [8, 0, 9, 0]]))
+    assert ops.multiply(A, B).nnz == 0
+    _same(ops.add(A, B), A + B)
+    C = sp.csr_matrix(np.array([[1.0, 0], [0, 0], [0, 0], [0, 0]]))
+    D = sp.csr_matrix(np.array([[0, 0.0], [0, 1]]))  # A's columns never meet D's rows' entries
+    assert ops.spgemm(C, D).nnz == 0
+
+
+def test_int64_indices_and_index_dtype_of_the_result():
+    A, B = random_csr(30, 20, 0.2, 5, np.float64), random_csr(20, 25, 0.2, 6, np.float64)
+    A64 = sp.csr_matrix((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)), shape=A.shape)
+    A64.indices, A64.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)  # SciPy would narrow them
+    _same(ops.spgemm(A64, B), A @ B)
+    _same(ops.add(A64, A), A + A)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_torch_inputs_give_torch_results(index_dtype):
+    A, B = random_csr(40, 30, 0.15, 7, np.float32), random_csr(30, 35, 0.15, 8, np.float32)
+    At, Bt = (torch.from_numpy(M.toarray()).to_sparse_csr() for M in (A, B))
+    At = torch.sparse_csr_tensor(At.crow_indices().to(index_dtype), At.col_indices().to(index_dtype), At.values(),
+                                 size=At.shape)
+    Bt = torch.sparse_csr_tensor(Bt.crow_indices().to(index_dtype), Bt.col_indices().to(index_dtype), Bt.values(),
+                                 size=Bt.shape)
+    C = ops.spgemm(At, Bt)
+    assert C.layout == torch.sparse_csr and C.crow_indices().dtype == index_dtype
+    _same(C, A @ B, rtol=1e-5)
+    A2 = torch.from_numpy(random_csr(40, 30, 0.15, 9, np.float32).toarray()).to_sparse_csr()
+    _same(ops.add(At, A2), A + sp.csr_matrix(A2.to_dense().numpy()), rtol=1e-6)
+    _same(ops.multiply(At, A2), A.multiply(sp.csr_matrix(A2.to_dense().numpy())), rtol=1e-6)
+
+
+def test_inputs_are_not_modified():
+    A, B = random_csr(50, 40, 0.1, 10), random_csr(40, 30, 0.1, 11)
+    A2 = random_csr(50, 40, 0.1, 12)
+    before = snapshot(A.data, A.indptr, A.indices, B.data, B.indptr, B.indices, A2.data)
+    ops.spgemm(A, B)
+    ops.spgemm(A, B, mask=(A @ B).sorted_indices())
+    ops.add(A, A2)
+    ops.multiply(A, A2)
+    after = [A.data, A.indptr, A.indices, B.data, B.indptr, B.indices, A2.data]
+    for old, new in zip(before, after):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_spgemm_takes_unsorted_rows_and_repeated_columns():
+    A = sp.csr_matrix((np.array([1.0, 2, 3, 4]), np.array([2, 0, 2, 1]), np.array([0, 3, 3, 4])), shape=(3, 3))
+    assert not A.has_canonical_format
+    B = _rand(3, 5, 0.6, 13)
+    C = ops.spgemm(A, B)
+    _same(C, A @ B)  # SciPy sums the repeated entries of A as the kernel does
+
+
+def test_long_rows_are_sorted_by_heapsort():
+    # Rows of the product with far more than SHORT_ROW entries, columns reached in shuffled order.
+    rng = np.random.default_rng(14)
+    A = _rand(8, 300, 0.3, 15)
+    B = sp.csr_matrix(np.where(rng.random((300, 400)) < 0.05, rng.standard_normal((300, 400)), 0))
+    C = ops.spgemm(A, B)
+    assert np.diff(C.indptr).max() > 10 * sparse_sparse.scripts.SHORT_ROW
+    _same(C, A @ B, exact_pattern=False)
+
+
+def test_any_number_of_row_chunks_gives_the_same_result():
+    A, B = random_csr(120, 80, 0.08, 40, np.float64), random_csr(80, 90, 0.08, 41, np.float64)
+    A2 = random_csr(120, 80, 0.08, 42, np.float64)
+    expected = sparse_sparse.spgemm_pattern(*(_chunked(X, 1) for X in (A, B)))
+    for parts in (3, 7, 130):  # more chunks than rows: empty chunks
+        a, b = _chunked(A, parts), _chunked(B, parts)
+        pattern = sparse_sparse.spgemm_pattern(a, b)
+        np.testing.assert_array_equal(pattern.indptr, expected.indptr)
+        np.testing.assert_array_equal(pattern.indices, expected.indices)
+        values = sparse_sparse.spgemm_values(a, A.data, b, B.data, pattern)
+        _same(sp.csr_matrix((values, pattern.indices, pattern.indptr), shape=pattern.shape), A @ B,
+              exact_pattern=False)
+        for union, reference in [(True, A + A2), (False, A.multiply(A2))]:
+            merged = sparse_sparse.merge_pattern(union, a, _chunked(A2, parts))
+            values = sparse_sparse.merge_values(union, merged, A.data, A2.data)
+            _same(sp.csr_matrix((values, merged.indices, merged.indptr), shape=merged.shape), reference)
+
+
+def _chunked(M, parts):
+    from sparsetir.runtime.partition import row_partition
+
+    M.sort_indices()
+    return sparse_sparse.Pattern(M.indptr, M.indices, M.shape, row_partition(M.indptr, parts))
+
+
+def test_add_and_multiply_refuse_unsorted_rows_naming_the_row():
+    A = sp.csr_matrix((np.ones(4), np.array([0, 1, 2, 0]), np.array([0, 2, 4])), shape=(2, 3))
+    B = sp.csr_matrix((2, 3))
+    with pytest.raises(sparsetir.ArgumentError, match=r"add: A: row 1 is not sorted: column 0 comes after column 2"):
+        ops.add(A, B)
+    R = sp.csr_matrix((np.ones(3), np.array([1, 1, 2]), np.array([0, 3, 3])), shape=(2, 3))
+    with pytest.raises(sparsetir.ArgumentError, match=r"multiply: B: row 0 .*column 1 is repeated"):
+        ops.multiply(B, R)
+
+
+# --- mask ---------------------------------------------------------------------------------------
+
+
+def test_masked_spgemm_has_the_mask_pattern_exactly():
+    A, B = random_csr(60, 50, 0.08, 16, np.float64), random_csr(50, 45, 0.08, 17, np.float64)
+    M = _rand(60, 45, 0.1, 18)
+    M.sort_indices()
+    C = ops.spgemm(A, B, mask=M)
+    np.testing.assert_array_equal(C.indptr, M.indptr)
+    np.testing.assert_array_equal(C.indices, M.indices)
+    np.testing.assert_allclose(C.toarray(), (A @ B).toarray() * (M.toarray() != 0), atol=1e-12)
+    assert (C.data == 0).any()  # mask entries no product reaches are stored zeros
+    Mt = torch.from_numpy(M.toarray()).to_sparse_csr()
+    At, Bt = (torch.from_numpy(X.toarray()).to_sparse_csr() for X in (A, B))
+    Ct = ops.spgemm(At, Bt, mask=Mt)
+    np.testing.assert_allclose(Ct.values().numpy(), C.data, atol=1e-12)
+
+
+# --- the cached symbolic phase ------------------------------------------------------------------
+
+
+def test_second_call_with_new_values_runs_only_the_numeric_phase():
+    A, B = random_csr(80, 60, 0.1, 19, np.float64), random_csr(60, 70, 0.1, 20, np.float64)
+    A2 = random_csr(80, 60, 0.1, 21, np.float64)
+    for op, reference, other in [(ops.spgemm, lambda x, y: x @ y, B), *[(f, r, A2) for f, r in OPS.values()]]:
+        op(A, other)
+        made = sparse_sparse.symbolic.made
+        A.data = A.data * 3 - 1  # a new values array on the same index arrays
+        _same(op(A, other), reference(A, other), exact_pattern=False)
+        A.data *= -2  # in place
+        _same(op(A, other), reference(A, other), exact_pattern=False)
+        same_arrays = sp.csr_matrix(A.shape)  # another matrix around A's index arrays
+        same_arrays.data, same_arrays.indices, same_arrays.indptr = A.data + 1, A.indices, A.indptr
+        _same(op(same_arrays, other), reference(same_arrays, other), exact_pattern=False)
+        assert sparse_sparse.symbolic.made == made, op.__name__
+
+
+def test_torch_structure_shared_between_tensors_is_cached():
+    A, B = random_csr(50, 40, 0.1, 22, np.float64), random_csr(40, 30, 0.1, 23, np.float64)
+    crow, col = torch.from_numpy(A.indptr.astype(np.int64)), torch.from_numpy(A.indices.astype(np.int64))
+    Bt = torch.from_numpy(B.toarray()).to_sparse_csr()
+    ops.spgemm(torch.sparse_csr_tensor(crow, col, torch.from_numpy(A.data), size=A.shape), Bt)
+    made = sparse_sparse.symbolic.made
+    values = torch.from_numpy(np.random.default_rng(0).standard_normal(A.nnz))
+    C = ops.spgemm(torch.sparse_csr_tensor(crow, col, values, size=A.shape), Bt)
+    assert sparse_sparse.symbolic.made == made
+    expected = sp.csr_matrix((values.numpy(), A.indices, A.indptr), shape=A.shape) @ B
+    _same(C, expected, exact_pattern=False)
+    # A result's index tensors are shared by the results of one pattern: their structure is found again.
+    Ct = torch.from_numpy(B.toarray().T.copy()).to_sparse_csr()
+    ops.spgemm(C, Ct)
+    made = sparse_sparse.symbolic.made
+    D = ops.spgemm(ops.spgemm(torch.sparse_csr_tensor(crow, col, values * 2, size=A.shape), Bt), Ct)
+    assert sparse_sparse.symbolic.made == made
+    np.testing.assert_allclose(D.to_dense().numpy(), 2 * (expected @ B.T).toarray(), rtol=1e-12, atol=1e-12)
+
+
+def test_replaced_index_arrays_are_prepared_again():
+    A, B = random_csr(30, 30, 0.1, 24, np.float64), random_csr(30, 30, 0.1, 25, np.float64)
+    ops.spgemm(A, B)
+    A2 = random_csr(30, 30, 0.2, 26, np.float64)
+    A.indices, A.indptr, A.data = A2.indices, A2.indptr, A2.data
+    _same(ops.spgemm(A, B), A2 @ B, exact_pattern=False)
+
+
+# --- gradients ----------------------------------------------------------------------------------
+
+
+def _leaf(values):
+    return torch.from_numpy(np.array(values, dtype=np.float64)).requires_grad_()
+
+
+def _csr(M, values):
+    return torch.sparse_csr_tensor(torch.from_numpy(M.indptr.astype(np.int64)),
+                                   torch.from_numpy(M.indices.astype(np.int64)), values, size=M.shape)
+
+
+_A, _B = random_csr(7, 6, 0.4, 27, np.float64), random_csr(6, 5, 0.4, 28, np.float64)
+_A2 = random_csr(7, 6, 0.4, 29, np.float64)
+
+
+def test_gradcheck_spgemm():
+    va, vb = _leaf(_A.data), _leaf(_B.data)
+    assert torch.autograd.gradcheck(lambda x, y: ops.spgemm(_csr(_A, x), _csr(_B, y)).values(), (va, vb))
+    weights = torch.from_numpy(np.random.default_rng(0).standard_normal((7, 5)))
+    assert torch.autograd.gradcheck(lambda x, y: ops.spgemm(_csr(_A, x), _csr(_B, y)).to_dense() * weights, (va, vb))
+
+
+def test_gradcheck_masked_spgemm():
+    M = _rand(7, 5, 0.5, 30)
+    va, vb = _leaf(_A.data), _leaf(_B.data)
+    assert torch.autograd.gradcheck(lambda x, y: ops.spgemm(_csr(_A, x), _csr(_B, y), mask=M).values(), (va, vb))
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_gradcheck_add_and_multiply(name):
+    op = OPS[name][0]
+    va, vb = _leaf(_A.data), _leaf(_A2.data)
+    assert torch.autograd.gradcheck(lambda x, y: op(_csr(_A, x), _csr(_A2, y)).values(), (va, vb))
+
+
+def test_gradient_of_one_operand_only():
+    va = _leaf(_A.data)
+    C = ops.spgemm(_csr(_A, va), _csr(_B, torch.from_numpy(_B.data)))
+    C.values().sum().backward()
+    rows = np.repeat(np.arange(7), np.diff(_A.indptr))
+    np.testing.assert_allclose(va.grad.numpy(), (np.ones((7, 5)) @ _B.toarray().T)[rows, _A.indices])
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_shape_mismatches_are_named():
+    A, B = _rand(4, 5, 0.5, 31), _rand(6, 3, 0.5, 32)
+    with pytest.raises(sparsetir.ArgumentError, match=r"spgemm: B: has 6 rows, but A has 5 columns"):
+        ops.spgemm(A, B)
+    with pytest.raises(sparsetir.ArgumentError, match=r"add: B: has shape \(6, 3\), but A has shape \(4, 5\)"):
+        ops.add(A, B)
+    with pytest.raises(sparsetir.ArgumentError, match=r"multiply: B: has shape"):
+        ops.multiply(A, B)
+    with pytest.raises(sparsetir.ArgumentError, match=r"spgemm: mask: has shape \(4, 4\), but A @ B has shape \(4, 3\)"):
+        ops.spgemm(A, _rand(5, 3, 0.5, 33), mask=_rand(4, 4, 0.5, 34))
+
+
+def test_malformed_structures_are_refused():
+    A = _rand(4, 5, 0.5, 35)
+    A.indptr = np.array([0, 3, 2, 5, A.nnz], np.int32)  # decreasing
+    with pytest.raises(sparsetir.ArgumentError, match=r"spgemm: A: indptr"):
+        ops.spgemm(A, _rand(5, 3, 0.5, 36))
+    B = _rand(5, 3, 0.5, 37)
+    B.indices = B.indices.copy()
+    B.indices[0] = 7  # out of range
+    with pytest.raises(sparsetir.ArgumentError, match=r"add: B: column index 7 is out of range for 3 columns"):
+        ops.add(_rand(5, 3, 0.5, 38), B)
+
+
+def test_other_arguments_are_refused():
+    A = _rand(4, 4, 0.5, 39)
+    with pytest.raises(sparsetir.ArgumentError, match=r"spgemm: B: expected a scipy.sparse CSR matrix .* dense numpy"):
+        ops.spgemm(A, np.eye(4))
+    with pytest.raises(sparsetir.ArgumentError, match=r"add: B: dtype float32 does not match A's dtype float64"):
+        ops.add(A, A.astype(np.float32))
+    with pytest.raises(sparsetir.ArgumentError, match=r"multiply: B: is a torch sparse CSR tensor but A is a SciPy"):
+        ops.multiply(A, torch.from_numpy(A.toarray()).to_sparse_csr())
+
+
+def test_kernels_are_compiled_by_tvm():
+    for name, config in [("spgemm_count", ()), ("spgemm_fill", ()), ("spgemm_values", ("float64",)),
+                         ("merge_count", (True,)), ("merge_fill", (False,)), ("merge_values", (True, "float32"))]:
+        kernel = sparse_sparse.kernel(name, *config)
+        assert "define" in kernel.source()
