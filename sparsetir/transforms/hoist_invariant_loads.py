@@ -7,8 +7,8 @@ A lowered sparse loop reads its structure arrays inside the innermost loop::
 
 TVM 0.27 gives every buffer access the same alias class, and a parallel loop's body reads its
 arrays from a closure, so LLVM cannot tell that the store to ``b`` leaves ``indptr`` alone: it
-loads ``indptr[vi]`` (and the row-partition entry above it) again for every element, which
-also keeps the loop from vectorizing. The arrays a kernel never writes are known here, so::
+loads ``indptr[vi]`` again for every element, which also keeps the loop from vectorizing. The
+arrays a kernel never writes are known here, so::
 
     if indptr[vi + 1] - indptr[vi] > 0:
         row = indptr[vi]
@@ -22,7 +22,13 @@ evaluates it whatever the data (not under an ``if``, a lazy ``if_then_else``/``s
 the right side of ``and``/``or``, a block's ``init`` or predicate, a ``while`` or a nested
 loop's body). The hoisted load then runs once where the loop would have run it at least once:
 the guard ``extent > 0`` keeps an empty loop from reading it. Nested loops are rewritten
-innermost first, so a load invariant in several levels climbs them one at a time.
+innermost first, so a load invariant in several levels climbs them one at a time. Only what the
+statements compute changes: loop bounds, block bindings, predicates and access regions keep
+their loads (``_in_statements`` says why).
+
+Measured on the 2-core development VM: the CSR elementwise example vectorizes and its rows on
+email_enron take 0.30 instead of 0.35 ms; the fused SDDMM and RGCN examples run 1.5-3x faster
+serially; SpMM and SDDMM stay within noise.
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ def _hoist(loop: Any, readonly: list, count: list) -> Any:
         var = Var(f"{load.source.name}_{count[0]}", str(load.ty.dtype))
         bound.append((value, var))
         binds.append(tirx.Bind(var, value, span=loop.span))
-    body = _replace(loop.body, bound)
+    body = _in_statements(loop.body, bound)
     moved = tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding, loop.annotations,
                      loop.step, loop.span)
     stmt = tirx.SeqStmt([*binds, moved], span=loop.span)
@@ -96,6 +102,44 @@ def _replace(node: Any, bound: list[tuple[Any, Var]]) -> Any:
         return load
 
     return structural_map(node, [(TensorLoad, on_load)], order="post")
+
+
+def _in_statements(stmt: Any, bound: list[tuple[Any, Var]]) -> Any:
+    """``stmt`` with the hoisted loads replaced in what its statements compute (stored values
+    and indices, conditions, bound values), but not in loop bounds, block bindings, predicates
+    or access regions: TVM's buffer compaction reasons about those, and a variable bound inside
+    an allocation's scope would cost it the constant offset that lets LLVM keep a register tile
+    in registers (measured: SDDMM's lane accumulators stayed in memory, 1.5x slower)."""
+
+    def expr(e: Any) -> Any:
+        return _replace(e, bound)
+
+    def visit(s: Any) -> Any:
+        if isinstance(s, tirx.SeqStmt):
+            return tirx.SeqStmt([visit(c) for c in s.seq], span=s.span)
+        if isinstance(s, tirx.For):
+            return tirx.For(s.loop_var, s.min, s.extent, s.kind, visit(s.body), s.thread_binding, s.annotations,
+                            s.step, s.span)
+        if isinstance(s, s_tir.SBlockRealize):
+            b = s.block
+            block = s_tir.SBlock(b.iter_vars, b.reads, b.writes, b.name_hint, visit(b.body),
+                                 visit(b.init) if b.init is not None else None, b.alloc_buffers, b.match_buffers,
+                                 b.annotations, b.span)
+            return s_tir.SBlockRealize(s.iter_values, s.predicate, block, span=s.span)
+        if isinstance(s, tirx.BufferStore):
+            return tirx.BufferStore(s.buffer, expr(s.value), [expr(i) for i in s.indices], span=s.span)
+        if isinstance(s, tirx.IfThenElse):
+            return tirx.IfThenElse(expr(s.condition), visit(s.then_case),
+                                   visit(s.else_case) if s.else_case is not None else None, span=s.span)
+        if isinstance(s, tirx.Bind):
+            return tirx.Bind(s.var, expr(s.value), span=s.span)
+        if isinstance(s, tirx.Evaluate):
+            return tirx.Evaluate(expr(s.value), span=s.span)
+        if isinstance(s, tirx.While):
+            return tirx.While(expr(s.condition), visit(s.body), span=s.span)
+        return s  # anything else keeps its loads: correct, only not hoisted
+
+    return visit(stmt)
 
 
 def _size(node: Any) -> int:
@@ -193,19 +237,13 @@ def _unconditional_loads(stmt: Any) -> list:
             expr(s.value)
         elif isinstance(s, tirx.Bind):
             expr(s.value)
-        elif isinstance(s, tirx.For):
-            expr(s.min)
-            expr(s.extent)
         elif isinstance(s, tirx.IfThenElse):
             expr(s.condition)
         elif isinstance(s, s_tir.SBlockRealize):
-            for value in s.iter_values:
-                expr(value)
             if isinstance(s.predicate, tirx.IntImm) and int(s.predicate.value) == 1:
                 visit(s.block.body)
-        elif isinstance(s, tirx.AttrStmt):
-            visit(s.body)
-        # While, AssertStmt, allocations: nothing taken from them
+        # loop bounds and block bindings stay as they are (``_in_statements``); While,
+        # AttrStmt, AssertStmt, allocations: nothing taken from them
 
     visit(stmt)
     return loads
