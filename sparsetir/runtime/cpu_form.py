@@ -9,6 +9,14 @@ kernel's own and the ones that print its listing), so the listing shows the code
   workspace allocated on every iteration;
 - ``hoist_invariant_loads`` (``transforms/hoist_invariant_loads.py``): loads of read-only arrays
   out of the loops they do not depend on.
+
+Measured with ``sparsetir bench --scripts`` on the seven shared matrices (2-core VM, each call
+after a torch op), before and after the last two: every example's default build ran 1.26x
+faster (geomean of 107 cases) and its serial build 1.48x; the most, where a sorted row is
+searched or a fused iteration recovers its row (RGCN over relations 3.1x, the fused SDDMM
+2.3x, the ragged reduction 2.0x, CSR-to-BSR 1.5x). ``sparsetir.ops``' SpMM and SDDMM were
+unchanged in a paired comparison (bcsstk16 width 512: 4.06-4.09 vs 4.12-4.13 ms; pubmed SDDMM
+width 32: 0.33 vs 0.33 ms).
 """
 
 from __future__ import annotations
