@@ -250,8 +250,10 @@ def _counts_to_indptr(op: str, counts: np.ndarray) -> np.ndarray:
     return indptr.astype(np.int32)
 
 
-def spgemm_pattern(a: Any, b: Any) -> Pattern:
-    """The structure of ``A @ B`` (sorted rows), by ``spgemm_count`` and ``spgemm_fill``."""
+def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -> tuple[Pattern, np.ndarray]:
+    """``A @ B``'s structure (sorted rows) and values, the first time a pair of structures
+    meets: ``spgemm_count`` sizes the rows, ``spgemm_fill`` writes columns and values in one
+    pass (the numeric phase alone, ``spgemm_values``, runs on later calls)."""
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = a.part.shape[0] - 1
     counts = np.zeros(m, np.int32)
@@ -263,11 +265,17 @@ def spgemm_pattern(a: Any, b: Any) -> Pattern:
     indptr = _counts_to_indptr("spgemm", counts)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, np.int32)
+    values = np.empty(nnz, a_values.dtype)
     part = row_partition(indptr, parts)
     if nnz:
-        launch(kernel("spgemm_fill"), (a.indptr, a.indices, b.indptr, b.indices, indptr, indices, marker, part,
-                                       m, n, k, a.nnz, b.nnz, nnz, parts), work + nnz)
-    return Pattern(indptr, indices, (m, n), part)
+        width = int(counts.max())
+        acc = np.empty((parts, n), a_values.dtype)
+        tmp = np.empty(parts * width, np.int32)
+        hist = np.empty((parts, scripts.RADIX), np.int32)
+        launch(kernel("spgemm_fill", str(a_values.dtype)),
+               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, marker, acc,
+                tmp, hist, part, m, n, k, a.nnz, b.nnz, nnz, width, parts), work + nnz)
+    return Pattern(indptr, indices, (m, n), part), values
 
 
 def merge_pattern(union: bool, a: Any, b: Any) -> Pattern:
@@ -407,11 +415,18 @@ def compute(op: str, A: Any, B: Any, mask: Any) -> tuple[Any, Operand, Operand, 
         if a.shape[1] != b.shape[0]:
             fail("spgemm: B", f"has {b.shape[0]} rows, but A has {a.shape[1]} columns (A @ B needs "
                               f"A.shape[1] == B.shape[0]; shapes {a.shape} and {b.shape})")
+        first: list[np.ndarray] = []  # the values, when this call computes the pattern
+
+        def product() -> Pattern:
+            pattern, values = spgemm_product(a.csr, a.values, b.csr, b.values)
+            first.append(values)
+            return pattern
+
         if mask is None:
-            pattern = symbolic.get("spgemm", (a.csr, b.csr), lambda: spgemm_pattern(a.csr, b.csr))
+            pattern = symbolic.get("spgemm", (a.csr, b.csr), product)
         else:
             pattern = _mask_pattern(operand("spgemm: mask", mask, values=False), (a.shape[0], b.shape[1]))
-        values = spgemm_values(a.csr, a.values, b.csr, b.values, pattern)
+        values = first[0] if first else spgemm_values(a.csr, a.values, b.csr, b.values, pattern)
     else:
         if a.shape != b.shape:
             fail(f"{op}: B", f"has shape {b.shape}, but A has shape {a.shape}; {op} needs equal shapes")

@@ -2,14 +2,16 @@
 
 Two phases, as MKL's ``sp2m``: a symbolic phase finds the output's structure (a kernel counts
 each output row's entries, NumPy's prefix sum makes them the row pointer, a second kernel writes
-the sorted column indices), a numeric phase fills the values. Every kernel runs its rows in
+the sorted column indices), a numeric phase fills the values. For ``spgemm`` the first call's
+second kernel writes the values too (the numeric kernel alone runs on later calls). Every kernel runs its rows in
 chunks (the ``part`` boundaries, ``runtime.partition.row_partition``), one chunk per iteration of
 a parallel loop, and gives each chunk its own row of a dense workspace (``marker``/``pos``, one
 row of ``n`` per chunk, passed in by the caller):
 
-- ``spgemm_count`` / ``spgemm_fill``: ``A @ B``'s pattern; each chunk marks the columns a row
-  reaches with the row's number (Gustavson's algorithm), and the fill sorts each row's indices
-  (insertion sort up to ``SHORT_ROW`` entries, heapsort beyond).
+- ``spgemm_count`` / ``spgemm_fill``: ``A @ B``'s pattern and values; each chunk marks the
+  columns a row reaches with the row's number (Gustavson's algorithm); the fill sums the row in a
+  dense accumulator row and puts its columns in order (insertion, a scan of the marker over the
+  row's span, or a radix sort: ``spgemm_fill``).
 - ``merge_count`` / ``merge_fill``: the union (``add``) or intersection (``multiply``) of two
   patterns with sorted rows, a two-pointer merge per row; the fill also records, for every output
   entry, which entry of ``A`` and of ``B`` it comes from (``src_a``/``src_b``, -1: none).
@@ -32,8 +34,13 @@ from __future__ import annotations
 from .._tvm import tirx
 from .._tvm import tvmscript_tirx as T
 
-#: Rows with at most this many entries are sorted by insertion, longer ones by heapsort.
+#: Rows of ``A @ B`` with at most this many entries are sorted by insertion.
 SHORT_ROW = 32
+#: A longer row whose columns lie within this many times its length of each other is put in
+#: order by scanning its marker row over that span; a wider one by a radix sort.
+SCAN_SPAN = 4
+#: The radix sort's digits: one byte.
+RADIX = 256
 
 
 def spgemm_count() -> "tirx.PrimFunc":
@@ -68,33 +75,70 @@ def spgemm_count() -> "tirx.PrimFunc":
 
 
 @T.macro
-def _sift_down(x, lo, root, child, end):
-    """Heapsort's sift-down of ``x[lo + root[0]]`` within the heap ``x[lo : lo + end]``."""
-    while root[0] * 2 + 1 < end:
-        child[0] = root[0] * 2 + 1
-        if child[0] + 1 < end:
-            if x[lo + child[0]] < x[lo + child[0] + 1]:
-                child[0] = child[0] + 1
-        if x[lo + root[0]] < x[lo + child[0]]:
-            top = x[lo + root[0]]
-            x[lo + root[0]] = x[lo + child[0]]
-            x[lo + child[0]] = top
-            root[0] = child[0]
-        else:
-            root[0] = end  # in place: stop
+def _insertion_sort(x, lo, length, h, moving):
+    """Sort ``x[lo : lo + length]`` in place by insertion (short rows)."""
+    for ss in range(length - 1):
+        key = x[lo + ss + 1]
+        h[0] = ss + 1
+        moving[0] = 1
+        while moving[0] == 1:
+            if h[0] > 0:
+                if x[lo + h[0] - 1] > key:
+                    x[lo + h[0]] = x[lo + h[0] - 1]
+                    h[0] = h[0] - 1
+                else:
+                    moving[0] = 0
+            else:
+                moving[0] = 0
+        x[lo + h[0]] = key
 
 
-def spgemm_fill() -> "tirx.PrimFunc":
-    """``c_indices``: the sorted columns of each row of ``A @ B`` at the row pointer ``c_indptr``
-    (from ``spgemm_count``)."""
+@T.macro
+def _radix_pass(src, src_lo, dst, dst_lo, length, low, shift, hist, t, run):
+    """One pass of an LSD radix sort: ``src[src_lo : src_lo + length]`` stably by the byte
+    ``(x - low) >> shift`` into ``dst[dst_lo : dst_lo + length]`` (``hist``: chunk ``t``'s 256
+    counters)."""
+    for d in range(RADIX):
+        hist[t, d] = 0
+    for pp in range(length):
+        digit = ((src[src_lo + pp] - low) >> shift) & (RADIX - 1)
+        hist[t, digit] = hist[t, digit] + 1
+    run[0] = 0
+    for d in range(RADIX):
+        size = hist[t, d]
+        hist[t, d] = run[0]
+        run[0] = run[0] + size
+    for pp in range(length):
+        x = src[src_lo + pp]
+        digit = ((x - low) >> shift) & (RADIX - 1)
+        dst[dst_lo + hist[t, digit]] = x
+        hist[t, digit] = hist[t, digit] + 1
+
+
+def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
+    """``A @ B`` in one pass per row, at the row pointer ``c_indptr`` (from ``spgemm_count``):
+    the sorted columns ``c_indices`` and the values ``c_values``.
+
+    A chunk keeps a dense accumulator row (``acc``) beside its marker row: the first product to
+    reach a column marks it, appends the column to the row and starts its sum, later ones add to
+    it. The row's columns are then put in order, the cheapest way for the row: by insertion (at
+    most ``SHORT_ROW`` entries); by scanning the marker over the columns between the row's least
+    and greatest (the span) when the span is at most ``SCAN_SPAN`` times the row's length; else
+    by an LSD radix sort on ``column - least`` (one pass per byte of the span, through the
+    chunk's ``width`` entries of ``tmp``, ``width`` the longest row). The values are read from the accumulator in that order.
+    """
 
     @T.prim_func
-    def spgemm_fill(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
+    def spgemm_fill(a_values: T.Buffer(("nnz_a",), dtype), b_values: T.Buffer(("nnz_b",), dtype),
+                    c_values: T.Buffer(("nnz_c",), dtype),
+                    a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                     b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                     c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
-                    marker: T.Buffer(("parts", "n"), "int32"), part: T.Buffer(("parts + 1",), "int32"),
+                    marker: T.Buffer(("parts", "n"), "int32"), acc: T.Buffer(("parts", "n"), dtype),
+                    tmp: T.Buffer(("parts * width",), "int32"), hist: T.Buffer(("parts", RADIX), "int32"),
+                    part: T.Buffer(("parts + 1",), "int32"),
                     m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32,
-                    parts: T.int32):
+                    width: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_spgemm_fill", "tir.noalias": True})
         for t in T.parallel(parts):
             for j in range(n):
@@ -104,46 +148,55 @@ def spgemm_fill() -> "tirx.PrimFunc":
                 lo = c_indptr[i]
                 length = c_indptr[i + 1] - lo
                 count = T.alloc_buffer((1,), "int32", scope="local")
+                least = T.alloc_buffer((1,), "int32", scope="local")
+                most = T.alloc_buffer((1,), "int32", scope="local")
                 count[0] = 0
+                least[0] = n
+                most[0] = -1
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
                     p = a_indptr[i] + pp
                     r = a_indices[p]
+                    av = a_values[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
                         q = b_indptr[r] + qq
                         c = b_indices[q]
                         if marker[t, c] != i:
                             marker[t, c] = i
+                            acc[t, c] = av * b_values[q]
                             c_indices[lo + count[0]] = c
                             count[0] = count[0] + 1
+                            least[0] = T.min(least[0], c)
+                            most[0] = T.max(most[0], c)
+                        else:
+                            acc[t, c] = acc[t, c] + av * b_values[q]
+                low = least[0]
+                span = most[0] - low + 1
                 h = T.alloc_buffer((1,), "int32", scope="local")
                 moving = T.alloc_buffer((1,), "int32", scope="local")
-                if length <= SHORT_ROW:
-                    for ss in range(length - 1):
-                        key = c_indices[lo + ss + 1]
-                        h[0] = ss + 1
-                        moving[0] = 1
-                        while moving[0] == 1:
-                            if h[0] > 0:
-                                if c_indices[lo + h[0] - 1] > key:
-                                    c_indices[lo + h[0]] = c_indices[lo + h[0] - 1]
-                                    h[0] = h[0] - 1
-                                else:
-                                    moving[0] = 0
+                if length <= SHORT_ROW or span > SCAN_SPAN * length:
+                    if length <= SHORT_ROW:
+                        _insertion_sort(c_indices, lo, length, h, moving)
+                    else:
+                        passes = (1 + T.Cast("int32", span > RADIX) + T.Cast("int32", span > RADIX * RADIX)
+                                  + T.Cast("int32", span > RADIX * RADIX * RADIX))
+                        for ps in range(passes):
+                            if ps % 2 == 0:
+                                _radix_pass(c_indices, lo, tmp, t * width, length, low, ps * 8, hist, t, h)
                             else:
-                                moving[0] = 0
-                        c_indices[lo + h[0]] = key
+                                _radix_pass(tmp, t * width, c_indices, lo, length, low, ps * 8, hist, t, h)
+                        if passes % 2 == 1:
+                            for pp in range(length):
+                                c_indices[lo + pp] = tmp[t * width + pp]
+                    for pp in range(length):
+                        c_values[lo + pp] = acc[t, c_indices[lo + pp]]
                 else:
-                    half = length // 2
-                    for ss in range(half):
-                        h[0] = half - 1 - ss
-                        _sift_down(c_indices, lo, h, moving, length)
-                    for ss in range(length - 1):
-                        end = length - 1 - ss
-                        top = c_indices[lo]
-                        c_indices[lo] = c_indices[lo + end]
-                        c_indices[lo + end] = top
-                        h[0] = 0
-                        _sift_down(c_indices, lo, h, moving, end)
+                    # The span is short: the marker row already lists the row's columns in order.
+                    h[0] = lo
+                    for cc in range(span):
+                        if marker[t, low + cc] == i:
+                            c_indices[h[0]] = low + cc
+                            c_values[h[0]] = acc[t, low + cc]
+                            h[0] = h[0] + 1
 
     return spgemm_fill
 

@@ -172,28 +172,46 @@ def test_spgemm_takes_unsorted_rows_and_repeated_columns():
     _same(C, A @ B)  # SciPy sums the repeated entries of A as the kernel does
 
 
-def test_long_rows_are_sorted_by_heapsort():
-    # Rows of the product with far more than SHORT_ROW entries, columns reached in shuffled order.
+def test_long_rows_are_sorted_by_radix_sort():
+    # Rows of the product with far more than SHORT_ROW entries, columns reached in shuffled order
+    # over a span wider than SCAN_SPAN times the row: radix sorted, 2 and 3 byte passes.
     rng = np.random.default_rng(14)
-    A = _rand(8, 300, 0.3, 15)
-    B = sp.csr_matrix(np.where(rng.random((300, 400)) < 0.05, rng.standard_normal((300, 400)), 0))
+    for n in (2000, 70_000):
+        A = _rand(8, 300, 0.3, 15)
+        cols = np.sort(rng.choice(n, 400, replace=False))  # 400 columns spread over n
+        B0 = sp.csr_matrix(np.where(rng.random((300, 400)) < 0.05, rng.standard_normal((300, 400)), 0))
+        B = sp.csr_matrix((B0.data, cols[B0.indices], B0.indptr), shape=(300, n))
+        C = ops.spgemm(A, B)
+        lengths = np.diff(C.indptr)
+        assert lengths.max() > 10 * sparse_sparse.scripts.SHORT_ROW
+        spans = [C.indices[C.indptr[i + 1] - 1] - C.indices[C.indptr[i]] + 1 for i in range(8) if lengths[i]]
+        assert max(spans) > sparse_sparse.scripts.SCAN_SPAN * lengths.max()
+        _same(C, A @ B, exact_pattern=False)
+
+
+def test_long_rows_within_a_short_span_are_scanned_in_order():
+    # Long rows whose columns are dense within their span: emitted by scanning the marker row.
+    A = _rand(40, 60, 0.5, 24)
+    B = sp.csr_matrix(np.triu(np.tril(np.random.default_rng(25).standard_normal((60, 90)), 40), -5))
     C = ops.spgemm(A, B)
-    assert np.diff(C.indptr).max() > 10 * sparse_sparse.scripts.SHORT_ROW
+    lengths = np.diff(C.indptr)
+    assert lengths.max() > sparse_sparse.scripts.SHORT_ROW
     _same(C, A @ B, exact_pattern=False)
 
 
 def test_any_number_of_row_chunks_gives_the_same_result():
     A, B = random_csr(120, 80, 0.08, 40, np.float64), random_csr(80, 90, 0.08, 41, np.float64)
     A2 = random_csr(120, 80, 0.08, 42, np.float64)
-    expected = sparse_sparse.spgemm_pattern(*(_chunked(X, 1) for X in (A, B)))
+    expected, _ = sparse_sparse.spgemm_product(_chunked(A, 1), A.data, _chunked(B, 1), B.data)
     for parts in (3, 7, 130):  # more chunks than rows: empty chunks
         a, b = _chunked(A, parts), _chunked(B, parts)
-        pattern = sparse_sparse.spgemm_pattern(a, b)
+        pattern, first = sparse_sparse.spgemm_product(a, A.data, b, B.data)
         np.testing.assert_array_equal(pattern.indptr, expected.indptr)
         np.testing.assert_array_equal(pattern.indices, expected.indices)
         values = sparse_sparse.spgemm_values(a, A.data, b, B.data, pattern)
-        _same(sp.csr_matrix((values, pattern.indices, pattern.indptr), shape=pattern.shape), A @ B,
-              exact_pattern=False)
+        for v in (first, values):
+            _same(sp.csr_matrix((v, pattern.indices, pattern.indptr), shape=pattern.shape), A @ B,
+                  exact_pattern=False)
         for union, reference in [(True, A + A2), (False, A.multiply(A2))]:
             merged = sparse_sparse.merge_pattern(union, a, _chunked(A2, parts))
             values = sparse_sparse.merge_values(union, merged, A.data, A2.data)
@@ -364,7 +382,7 @@ def test_other_arguments_are_refused():
 
 
 def test_kernels_are_compiled_by_tvm():
-    for name, config in [("spgemm_count", ()), ("spgemm_fill", ()), ("spgemm_values", ("float64",)),
+    for name, config in [("spgemm_count", ()), ("spgemm_fill", ("float32",)), ("spgemm_values", ("float64",)),
                          ("merge_count", (True,)), ("merge_fill", (False,)), ("merge_values", (True, "float32"))]:
         kernel = sparse_sparse.kernel(name, *config)
         assert "define" in kernel.source()
