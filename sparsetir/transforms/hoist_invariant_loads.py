@@ -61,23 +61,26 @@ def _hoist(loop: Any, readonly: list, count: list) -> Any:
         return loop
     inside = _bound_within(loop)
     found: list = []
-    for load in _unconditional_loads(loop.body):
+    spans: list = []
+    for load, span in _unconditional_loads(loop.body):
         if not any(load.source.same_as(p) for p in readonly) or "x" in str(load.ty.dtype):
             continue
         if uses_any(list(load.indices), inside) or any(structural_equal(load, f) for f in found):
             continue
         found.append(load)
+        spans.append(span)
     if not found:
         return loop
-    found.sort(key=_size)  # a load inside another's indices first: the outer one then uses its variable
+    # a load inside another's indices first: the outer one then uses its variable
+    order = sorted(range(len(found)), key=lambda k: _size(found[k]))
     bound: list[tuple[Any, Var]] = []
     binds = []
-    for load in found:
+    for load, span in ((found[k], spans[k]) for k in order):
         value = _replace(load, bound)
         count[0] += 1
         var = Var(f"{load.source.name}_{count[0]}", str(load.ty.dtype))
         bound.append((value, var))
-        binds.append(tirx.Bind(var, value, span=loop.span))
+        binds.append(tirx.Bind(var, value, span=span))  # the statement's line, which the explorer links
     body = _in_statements(loop.body, bound)
     moved = tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding, loop.annotations,
                      loop.step, loop.span)
@@ -200,9 +203,11 @@ def _bound_within(loop: Any) -> list[Var]:
     return found
 
 
-def _unconditional_loads(stmt: Any) -> list:
-    """The loads that one execution of ``stmt`` evaluates whatever the data."""
-    loads: list = []
+def _unconditional_loads(stmt: Any) -> list[tuple[Any, Any]]:
+    """The loads that one execution of ``stmt`` evaluates whatever the data, each with the span
+    of the statement that reads it."""
+    loads: list[tuple[Any, Any]] = []
+    at: list = [None]
 
     def expr(e: Any) -> None:
         if e is not None:
@@ -210,7 +215,7 @@ def _unconditional_loads(stmt: Any) -> list:
 
     def on_expr(node: Any) -> Any:
         if isinstance(node, TensorLoad):
-            loads.append(node)
+            loads.append((node, at[0]))
         elif isinstance(node, tvm.ir.Call) and node.op.name == "prim.if_then_else":
             expr(node.args[0])
             return _SKIP
@@ -225,6 +230,7 @@ def _unconditional_loads(stmt: Any) -> list:
         return None
 
     def visit(s: Any) -> None:
+        at[0] = s.span
         if isinstance(s, tirx.SeqStmt):
             for child in s.seq:
                 visit(child)
