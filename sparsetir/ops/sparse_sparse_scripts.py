@@ -57,15 +57,15 @@ def spgemm_count() -> "tirx.PrimFunc":
             for j in range(n):
                 marker[t, j] = -1
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
-                count = T.alloc_buffer((1,), "int32", scope="local")
+                i: T.let = part[t] + ii
+                count = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    p = a_indptr[i] + pp
-                    r = a_indices[p]
+                    p: T.let = a_indptr[i] + pp
+                    r: T.let = a_indices[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q = b_indptr[r] + qq
-                        c = b_indices[q]
+                        q: T.let = b_indptr[r] + qq
+                        c: T.let = b_indices[q]
                         if marker[t, c] != i:
                             marker[t, c] = i
                             count[0] = count[0] + 1
@@ -78,7 +78,7 @@ def spgemm_count() -> "tirx.PrimFunc":
 def _insertion_sort(x, lo, length, h, moving):
     """Sort ``x[lo : lo + length]`` in place by insertion (short rows)."""
     for ss in range(length - 1):
-        key = x[lo + ss + 1]
+        key: T.let = x[lo + ss + 1]
         h[0] = ss + 1
         moving[0] = 1
         while moving[0] == 1:
@@ -101,16 +101,16 @@ def _radix_pass(src, src_lo, dst, dst_lo, length, low, shift, hist, t, run):
     for d in range(RADIX):
         hist[t, d] = 0
     for pp in range(length):
-        digit = ((src[src_lo + pp] - low) >> shift) & (RADIX - 1)
+        digit: T.let = ((src[src_lo + pp] - low) >> shift) & (RADIX - 1)
         hist[t, digit] = hist[t, digit] + 1
     run[0] = 0
     for d in range(RADIX):
-        size = hist[t, d]
+        size: T.let = hist[t, d]
         hist[t, d] = run[0]
         run[0] = run[0] + size
     for pp in range(length):
-        x = src[src_lo + pp]
-        digit = ((x - low) >> shift) & (RADIX - 1)
+        x: T.let = src[src_lo + pp]
+        digit: T.let = ((x - low) >> shift) & (RADIX - 1)
         dst[dst_lo + hist[t, digit]] = x
         hist[t, digit] = hist[t, digit] + 1
 
@@ -144,22 +144,22 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
             for j in range(n):
                 marker[t, j] = -1
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
-                lo = c_indptr[i]
-                length = c_indptr[i + 1] - lo
-                count = T.alloc_buffer((1,), "int32", scope="local")
-                least = T.alloc_buffer((1,), "int32", scope="local")
-                most = T.alloc_buffer((1,), "int32", scope="local")
+                i: T.let = part[t] + ii
+                lo: T.let = c_indptr[i]
+                length: T.let = c_indptr[i + 1] - lo
+                count = T.alloc_buffer((1,), "int32", scope="global")
+                least = T.alloc_buffer((1,), "int32", scope="global")
+                most = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
                 least[0] = n
                 most[0] = -1
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    p = a_indptr[i] + pp
-                    r = a_indices[p]
-                    av = a_values[p]
+                    p: T.let = a_indptr[i] + pp
+                    r: T.let = a_indices[p]
+                    av: T.let = a_values[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q = b_indptr[r] + qq
-                        c = b_indices[q]
+                        q: T.let = b_indptr[r] + qq
+                        c: T.let = b_indices[q]
                         if marker[t, c] != i:
                             marker[t, c] = i
                             acc[t, c] = av * b_values[q]
@@ -169,15 +169,15 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                             most[0] = T.max(most[0], c)
                         else:
                             acc[t, c] = acc[t, c] + av * b_values[q]
-                low = least[0]
-                span = most[0] - low + 1
-                h = T.alloc_buffer((1,), "int32", scope="local")
-                moving = T.alloc_buffer((1,), "int32", scope="local")
+                low: T.let = least[0]
+                span: T.let = most[0] - low + 1
+                h = T.alloc_buffer((1,), "int32", scope="global")
+                moving = T.alloc_buffer((1,), "int32", scope="global")
                 if length <= SHORT_ROW or span > SCAN_SPAN * length:
                     if length <= SHORT_ROW:
                         _insertion_sort(c_indices, lo, length, h, moving)
                     else:
-                        passes = (1 + T.Cast("int32", span > RADIX) + T.Cast("int32", span > RADIX * RADIX)
+                        passes: T.let = (1 + T.Cast("int32", span > RADIX) + T.Cast("int32", span > RADIX * RADIX)
                                   + T.Cast("int32", span > RADIX * RADIX * RADIX))
                         for ps in range(passes):
                             if ps % 2 == 0:
@@ -214,16 +214,16 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
                      "tir.noalias": True})
         for t in T.parallel(parts):
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
-                pa = T.alloc_buffer((1,), "int32", scope="local")
-                pb = T.alloc_buffer((1,), "int32", scope="local")
-                count = T.alloc_buffer((1,), "int32", scope="local")
+                i: T.let = part[t] + ii
+                pa = T.alloc_buffer((1,), "int32", scope="global")
+                pb = T.alloc_buffer((1,), "int32", scope="global")
+                count = T.alloc_buffer((1,), "int32", scope="global")
                 pa[0] = a_indptr[i]
                 pb[0] = b_indptr[i]
                 count[0] = 0
                 while pa[0] < a_indptr[i + 1] and pb[0] < b_indptr[i + 1]:
-                    ca = a_indices[pa[0]]
-                    cb = b_indices[pb[0]]
+                    ca: T.let = a_indices[pa[0]]
+                    cb: T.let = b_indices[pb[0]]
                     if ca == cb:
                         count[0] = count[0] + 1
                         pa[0] = pa[0] + 1
@@ -260,16 +260,16 @@ def merge_fill(union: bool) -> "tirx.PrimFunc":
                      "tir.noalias": True})
         for t in T.parallel(parts):
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
-                pa = T.alloc_buffer((1,), "int32", scope="local")
-                pb = T.alloc_buffer((1,), "int32", scope="local")
-                q = T.alloc_buffer((1,), "int32", scope="local")
+                i: T.let = part[t] + ii
+                pa = T.alloc_buffer((1,), "int32", scope="global")
+                pb = T.alloc_buffer((1,), "int32", scope="global")
+                q = T.alloc_buffer((1,), "int32", scope="global")
                 pa[0] = a_indptr[i]
                 pb[0] = b_indptr[i]
                 q[0] = c_indptr[i]
                 while pa[0] < a_indptr[i + 1] and pb[0] < b_indptr[i + 1]:
-                    ca = a_indices[pa[0]]
-                    cb = b_indices[pb[0]]
+                    ca: T.let = a_indices[pa[0]]
+                    cb: T.let = b_indices[pb[0]]
                     if ca == cb:
                         c_indices[q[0]] = ca
                         src_a[q[0]] = pa[0]
@@ -318,9 +318,9 @@ def merge_values(union: bool, dtype: str) -> "tirx.PrimFunc":
                      "tir.noalias": True})
         for t in T.parallel(parts):
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
+                i: T.let = part[t] + ii
                 for qq in range(c_indptr[i + 1] - c_indptr[i]):
-                    q = c_indptr[i] + qq
+                    q: T.let = c_indptr[i] + qq
                     if union:
                         # An entry in one operand only is copied (x + 0 would turn -0.0 into 0.0).
                         if src_a[q] < 0:
@@ -353,18 +353,18 @@ def spgemm_values(dtype: str) -> "tirx.PrimFunc":
             for j in range(n):
                 pos[t, j] = -1
             for ii in range(part[t + 1] - part[t]):
-                i = part[t] + ii
-                lo = c_indptr[i]
+                i: T.let = part[t] + ii
+                lo: T.let = c_indptr[i]
                 for pp in range(c_indptr[i + 1] - lo):
                     pos[t, c_indices[lo + pp]] = lo + pp
                     c_values[lo + pp] = T.cast(0, dtype)
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    p = a_indptr[i] + pp
-                    r = a_indices[p]
-                    av = a_values[p]
+                    p: T.let = a_indptr[i] + pp
+                    r: T.let = a_indices[p]
+                    av: T.let = a_values[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q = b_indptr[r] + qq
-                        w = pos[t, b_indices[q]]
+                        q: T.let = b_indptr[r] + qq
+                        w: T.let = pos[t, b_indices[q]]
                         if w >= 0:
                             c_values[w] = c_values[w] + av * b_values[q]
                 for pp in range(c_indptr[i + 1] - lo):
