@@ -268,10 +268,10 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
     values = np.empty(nnz, a_values.dtype)
     part = row_partition(indptr, parts)
     if nnz:
-        width = int(counts.max())
+        width = int(counts.max()) + 1  # a chunk's row of ``tmp``: the longest row and a spare place
         acc = np.empty((parts, n), a_values.dtype)
         tmp = np.empty(parts * width, np.int32)
-        hist = np.empty((parts, scripts.RADIX), np.int32)
+        hist = np.empty((parts, scripts.BUCKETS), np.int32)
         launch(kernel("spgemm_fill", str(a_values.dtype)),
                (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, marker, acc,
                 tmp, hist, part, m, n, k, a.nnz, b.nnz, nnz, width, parts), work + nnz)

@@ -41,6 +41,10 @@ SHORT_ROW = 32
 SCAN_SPAN = 4
 #: The radix sort's digits: one byte.
 RADIX = 256
+#: A row sorted by buckets uses at most this many (a chunk's ``hist`` row holds them).
+BUCKETS = 4096
+#: A bucket holding more entries than this makes the row go to the radix sort.
+CROWDED = 16
 
 
 def spgemm_count() -> "tirx.PrimFunc":
@@ -64,32 +68,25 @@ def spgemm_count() -> "tirx.PrimFunc":
                     p: T.let = a_indptr[i] + pp
                     r: T.let = a_indices[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q: T.let = b_indptr[r] + qq
-                        c: T.let = b_indices[q]
-                        if marker[t, c] != i:
-                            marker[t, c] = i
-                            count[0] = count[0] + 1
+                        # Branch-free: whether a column is new is a coin toss for the predictor.
+                        c: T.let = b_indices[b_indptr[r] + qq]
+                        count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
+                        marker[t, c] = i
                 counts[i] = count[0]
 
     return spgemm_count
 
 
 @T.macro
-def _insertion_sort(x, lo, length, h, moving):
-    """Sort ``x[lo : lo + length]`` in place by insertion (short rows)."""
+def _insertion_sort(x, lo, length, h):
+    """Sort ``x[lo : lo + length]`` in place by insertion (short rows, or nearly sorted ones)."""
     for ss in range(length - 1):
         key: T.let = x[lo + ss + 1]
         h[0] = ss + 1
-        moving[0] = 1
-        while moving[0] == 1:
-            if h[0] > 0:
-                if x[lo + h[0] - 1] > key:
-                    x[lo + h[0]] = x[lo + h[0] - 1]
-                    h[0] = h[0] - 1
-                else:
-                    moving[0] = 0
-            else:
-                moving[0] = 0
+        # Both sides are evaluated (no short circuit in TIR): the index is clamped into the row.
+        while h[0] > 0 and x[lo + T.max(h[0] - 1, 0)] > key:
+            x[lo + h[0]] = x[lo + h[0] - 1]
+            h[0] = h[0] - 1
         x[lo + h[0]] = key
 
 
@@ -116,16 +113,18 @@ def _radix_pass(src, src_lo, dst, dst_lo, length, low, shift, hist, t, run):
 
 
 def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
-    """``A @ B`` in one pass per row, at the row pointer ``c_indptr`` (from ``spgemm_count``):
-    the sorted columns ``c_indices`` and the values ``c_values``.
+    """``A @ B`` at the row pointer ``c_indptr`` (from ``spgemm_count``): the sorted columns
+    ``c_indices`` and the values ``c_values``, the first time a pair of structures meets.
 
-    A chunk keeps a dense accumulator row (``acc``) beside its marker row: the first product to
-    reach a column marks it, appends the column to the row and starts its sum, later ones add to
-    it. The row's columns are then put in order, the cheapest way for the row: by insertion (at
-    most ``SHORT_ROW`` entries); by scanning the marker over the columns between the row's least
-    and greatest (the span) when the span is at most ``SCAN_SPAN`` times the row's length; else
-    by an LSD radix sort on ``column - least`` (one pass per byte of the span, through the
-    chunk's ``width`` entries of ``tmp``, ``width`` the longest row). The values are read from the accumulator in that order.
+    A chunk keeps a dense accumulator row (``acc``) beside its marker row. Per row: a pass over
+    the products lists the row's columns (unsorted, in the chunk's ``width`` places of ``tmp``,
+    ``width`` the longest row plus one), a second sums the products into the accumulator. The
+    columns are then put in order, the cheapest way for the row: by insertion (at most
+    ``SHORT_ROW`` entries); by scanning the marker over the columns between the row's least and
+    greatest (the span) when the span is at most ``SCAN_SPAN`` times the row's length; else by a
+    counting sort into at most one bucket per entry, finished by insertion, or, when a bucket
+    holds more than ``CROWDED`` entries, an LSD radix sort on ``column - least`` (one pass per
+    byte of the span). The values are read from the accumulator in that order.
     """
 
     @T.prim_func
@@ -135,7 +134,7 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                     c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
                     marker: T.Buffer(("parts", "n"), "int32"), acc: T.Buffer(("parts", "n"), dtype),
-                    tmp: T.Buffer(("parts * width",), "int32"), hist: T.Buffer(("parts", RADIX), "int32"),
+                    tmp: T.Buffer(("parts * width",), "int32"), hist: T.Buffer(("parts", BUCKETS), "int32"),
                     part: T.Buffer(("parts + 1",), "int32"),
                     m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32,
                     width: T.int32, parts: T.int32):
@@ -153,50 +152,92 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                 count[0] = 0
                 least[0] = n
                 most[0] = -1
+                # Two branch-free passes over the row's products (whether a column is new is a
+                # coin toss for the predictor: one pass with a branch measured slower): the
+                # first lists the new columns in ``tmp`` (every column is written at the next
+                # free place, which moves on only for a new one; ``tmp`` has a spare place past
+                # the longest row), the second sums every product into the accumulator, cleared
+                # at the row's columns in between.
+                for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                    r: T.let = a_indices[a_indptr[i] + pp]
+                    for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                        c: T.let = b_indices[b_indptr[r] + qq]
+                        tmp[t * width + count[0]] = c
+                        count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
+                        marker[t, c] = i
+                for pp in range(length):
+                    c: T.let = tmp[t * width + pp]
+                    acc[t, c] = T.cast(0, dtype)
+                    least[0] = T.min(least[0], c)
+                    most[0] = T.max(most[0], c)
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
                     p: T.let = a_indptr[i] + pp
                     r: T.let = a_indices[p]
                     av: T.let = a_values[p]
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
                         q: T.let = b_indptr[r] + qq
-                        c: T.let = b_indices[q]
-                        if marker[t, c] != i:
-                            marker[t, c] = i
-                            acc[t, c] = av * b_values[q]
-                            c_indices[lo + count[0]] = c
-                            count[0] = count[0] + 1
-                            least[0] = T.min(least[0], c)
-                            most[0] = T.max(most[0], c)
-                        else:
-                            acc[t, c] = acc[t, c] + av * b_values[q]
+                        acc[t, b_indices[q]] = acc[t, b_indices[q]] + av * b_values[q]
                 low: T.let = least[0]
                 span: T.let = most[0] - low + 1
                 h = T.alloc_buffer((1,), "int32", scope="global")
-                moving = T.alloc_buffer((1,), "int32", scope="global")
-                if length <= SHORT_ROW or span > SCAN_SPAN * length:
-                    if length <= SHORT_ROW:
-                        _insertion_sort(c_indices, lo, length, h, moving)
+                crowd = T.alloc_buffer((1,), "int32", scope="global")
+                if length <= SHORT_ROW:
+                    for pp in range(length):
+                        c_indices[lo + pp] = tmp[t * width + pp]
+                    _insertion_sort(c_indices, lo, length, h)
+                    for pp in range(length):
+                        c_values[lo + pp] = acc[t, c_indices[lo + pp]]
+                elif span <= SCAN_SPAN * length:
+                    # The marker row lists the row's columns in order. Branch-free: every column
+                    # of the span is written at the next free place, which moves on only past a
+                    # column of the row; the last column of the span is one, so no write leaves
+                    # the row.
+                    h[0] = lo
+                    for cc in range(span):
+                        c_indices[h[0]] = low + cc
+                        c_values[h[0]] = acc[t, low + cc]
+                        h[0] = h[0] + T.Cast("int32", marker[t, low + cc] == i)
+                else:
+                    # Buckets of 2^shift columns, at most one per entry (and BUCKETS): a counting
+                    # sort into them leaves the row nearly in order for an insertion sort, unless
+                    # a bucket is crowded (columns bunched), then an LSD radix sort.
+                    h[0] = 0
+                    while ((span - 1) >> h[0]) >= T.min(length, BUCKETS):
+                        h[0] = h[0] + 1
+                    shift: T.let = h[0]
+                    buckets: T.let = ((span - 1) >> shift) + 1
+                    for d in range(buckets):
+                        hist[t, d] = 0
+                    for pp in range(length):
+                        digit: T.let = (tmp[t * width + pp] - low) >> shift
+                        hist[t, digit] = hist[t, digit] + 1
+                    h[0] = 0
+                    crowd[0] = 0
+                    for d in range(buckets):
+                        size: T.let = hist[t, d]
+                        hist[t, d] = h[0]
+                        h[0] = h[0] + size
+                        crowd[0] = T.max(crowd[0], size)
+                    if crowd[0] <= CROWDED:
+                        for pp in range(length):
+                            x: T.let = tmp[t * width + pp]
+                            digit: T.let = (x - low) >> shift
+                            c_indices[lo + hist[t, digit]] = x
+                            hist[t, digit] = hist[t, digit] + 1
+                        _insertion_sort(c_indices, lo, length, h)
                     else:
                         passes: T.let = (1 + T.Cast("int32", span > RADIX) + T.Cast("int32", span > RADIX * RADIX)
-                                  + T.Cast("int32", span > RADIX * RADIX * RADIX))
+                                         + T.Cast("int32", span > RADIX * RADIX * RADIX))
                         for ps in range(passes):
                             if ps % 2 == 0:
-                                _radix_pass(c_indices, lo, tmp, t * width, length, low, ps * 8, hist, t, h)
-                            else:
                                 _radix_pass(tmp, t * width, c_indices, lo, length, low, ps * 8, hist, t, h)
-                        if passes % 2 == 1:
+                            else:
+                                _radix_pass(c_indices, lo, tmp, t * width, length, low, ps * 8, hist, t, h)
+                        if passes % 2 == 0:
                             for pp in range(length):
                                 c_indices[lo + pp] = tmp[t * width + pp]
                     for pp in range(length):
                         c_values[lo + pp] = acc[t, c_indices[lo + pp]]
-                else:
-                    # The span is short: the marker row already lists the row's columns in order.
-                    h[0] = lo
-                    for cc in range(span):
-                        if marker[t, low + cc] == i:
-                            c_indices[h[0]] = low + cc
-                            c_values[h[0]] = acc[t, low + cc]
-                            h[0] = h[0] + 1
 
     return spgemm_fill
 
