@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_comma_list(str),
         metavar="NAME,...",
         help="kernels to run: spmm, sddmm, spmv, segment_sum, bsr_spmm, ell_spmm, softmax "
-        "(default: all; ell_spmm is skipped on matrices whose longest row is over 8x the mean)",
+        "(default: all of these; ell_spmm is skipped on matrices whose longest row is over 8x the mean); "
+        "also, not by default: spgemm (A@A, A@At), add and multiply (A and B on A's pattern, A and At), "
+        "each timed as a full call and as a call on structures seen before",
     )
     bench.add_argument(
         "--rounds",

@@ -38,8 +38,9 @@ from .timing import ALONE, INTERLEAVED, PAUSE_S, measure
 
 DEFAULT_MATRIX = "cora"
 DEFAULT_WIDTHS = (32, 128, 512)
-# Every kernel: the default run on cora checks and times all of sparsetir.ops (14 cases).
-DEFAULT_KERNELS = tuple(KERNELS)
+# Every kernel of one sparse operand: the default run on cora checks and times them all (14
+# cases); spgemm, add and multiply run when --kernels names them.
+DEFAULT_KERNELS = tuple(name for name, kernel in KERNELS.items() if kernel.default)
 DEFAULT_ROUNDS = 10
 # The formats spmm also runs on by default (CSR is always its "sparsetir" row).
 DEFAULT_FORMATS = ("bsr", "hyb", "auto")
@@ -88,8 +89,10 @@ class Options:
             raise UsageError("--widths and --kernels need at least one value")
         unknown = [name for name in kernels if name not in KERNELS]
         if unknown:
+            others = [name for name in KERNELS if name not in DEFAULT_KERNELS]
             raise UsageError(
-                f"unknown kernel {unknown[0]!r} (choose from {', '.join(KERNELS)})"
+                f"unknown kernel {unknown[0]!r} (choose from {', '.join(DEFAULT_KERNELS)})"
+                + (f" or, not run by default, {', '.join(others)}" if others else "")
             )
         if any(width < 1 for width in widths):
             raise UsageError(f"--widths must be positive, got {','.join(map(str, widths))}")
@@ -178,9 +181,9 @@ def run(args: argparse.Namespace, ops: Optional[ModuleType] = None) -> int:
         print(f"sparsetir bench: nothing to run: {'; '.join(notes)}", file=sys.stderr)
         return EXIT_USAGE
     rows: list[report.Row] = []
-    for (name, matrix, source), kernel, width in _progress(work, options.quiet):
-        case = KERNELS[kernel].case(name, matrix, width, options.seed)
-        impls = KERNELS[kernel].impls(case, ours[kernel], torch, mkl, formats)
+    for (name, matrix, source), kernel, width, variant in _progress(work, options.quiet):
+        case = KERNELS[kernel].case(name, matrix, width, options.seed, variant)
+        impls = KERNELS[kernel].impls(case, ours[kernel], torch, mkl, formats, notes)
         between = interleave.between_op(case, torch) if options.mode == INTERLEAVED else None
         timings = measure(
             impls, options.rounds, lambda impl, out: mismatch(case, impl, out), between
@@ -236,7 +239,7 @@ def _run_scripts(options: Options, ours: dict, torch, mkl, matrices, environment
 
 
 def _work(matrices, ours: dict, widths, notes: list[str]) -> list:
-    """The (matrix, kernel, width) cases to run; a note for each kernel skipped on a matrix.
+    """The (matrix, kernel, width, variant) cases to run; a note for each kernel skipped on a matrix.
 
     A kernel whose format does not suit a matrix (ELL on a skewed graph) is skipped on it, and
     how a kernel's input is derived from a matrix (the BSR block size) is noted.
@@ -252,8 +255,11 @@ def _work(matrices, ours: dict, widths, notes: list[str]) -> list:
             remark = KERNELS[kernel].describe(csr)
             if remark:
                 notes.append(f"{kernel} on {name}: {remark}")
+            if KERNELS[kernel].variants:
+                work += [(matrix, kernel, None, variant) for variant in KERNELS[kernel].variants]
+                continue
             for width in widths if KERNELS[kernel].has_width else (None,):
-                work.append((matrix, kernel, width))
+                work.append((matrix, kernel, width, None))
     return work
 
 

@@ -28,6 +28,10 @@ class WrongShape(Exception):
     """An answer whose structure (not its values) is wrong, e.g. an SDDMM with another pattern."""
 
 
+class PeerMissing(Exception):
+    """A peer library without the operation: it is left out of the case, with a note."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One kernel on one matrix at one width, with its operands and the exact answer."""
@@ -42,9 +46,14 @@ class Case:
     bytes_moved: int
     # True when the answer is one value per stored entry of ``matrix`` (SDDMM, softmax).
     on_pattern: bool = False
+    # A sparse answer's structure (CSR, sorted rows): ``expected`` holds its values.
+    pattern: Any = None
 
     def locate(self, flat: int) -> tuple[int, int]:
         """The (row, column) of the output value at position ``flat`` of ``expected``."""
+        if self.pattern is not None:
+            row = int(np.searchsorted(self.pattern.indptr, flat, side="right")) - 1
+            return row, int(self.pattern.indices[flat])
         if self.on_pattern:
             row = int(np.searchsorted(self.matrix.indptr, flat, side="right")) - 1
             return row, int(self.matrix.indices[flat])
@@ -98,24 +107,40 @@ class Kernel:
     # sparsetir's implementation on another format than CSR (``format=`` of ``ops.spmm``), for
     # the kernels that take one; None for the others.
     formatted: Optional[Callable[[Callable, scipy.sparse.csr_matrix, tuple, str], Impl]] = None
+    # The kernels of two sparse operands (``sparse_sparse.py``) run in variants (``A@A``,
+    # ``A@At``) in place of widths, answer sparse (``reference`` also gives the answer's
+    # structure, which ``ours`` and the peers take), count their bytes from the operands and the
+    # answer (``bytes_of``), and are not in the default run.
+    variants: tuple[str, ...] = ()
+    bytes_of: Optional[Callable[[tuple, np.ndarray], int]] = None
+    default: bool = True
 
     def case(
-        self, name: str, matrix: scipy.sparse.csr_matrix, width: Optional[int], seed: int
+        self, name: str, matrix: scipy.sparse.csr_matrix, width: Optional[int], seed: int,
+        variant: Optional[str] = None,
     ) -> Case:
-        """The case of this kernel on ``matrix`` at ``width``, with operands drawn from ``seed``."""
+        """The case of this kernel on ``matrix`` at ``width`` (or in ``variant``, named
+        ``<kernel> <variant>``), with operands drawn from ``seed``."""
         rng = np.random.default_rng(seed)
-        operands = self.operands(matrix, width or 1, rng)
-        expected, magnitude = self.reference(matrix, operands)
+        pattern = None
+        if variant is None:
+            operands = self.operands(matrix, width or 1, rng)
+            expected, magnitude = self.reference(matrix, operands)
+        else:
+            operands = self.operands(matrix, variant, rng)
+            expected, magnitude, pattern = self.reference(matrix, operands)
+        moved = self.bytes_of(operands, expected) if self.bytes_of else self.bytes_moved(matrix, width or 1)
         return Case(
             name,
             matrix,
-            self.name,
+            self.name if variant is None else f"{self.name} {variant}",
             width,
             operands,
             expected,
             magnitude,
-            self.bytes_moved(matrix, width or 1),
+            moved,
             self.on_pattern,
+            pattern,
         )
 
     def impls(
@@ -125,19 +150,33 @@ class Kernel:
         torch: Optional[ModuleType],
         mkl: Optional[ModuleType] = None,
         formats: tuple[str, ...] = (),
+        notes: Optional[list[str]] = None,
     ) -> list[Impl]:
         """sparsetir's implementation (``ours``, from sparsetir.ops), on each of ``formats``
         where the kernel takes one (named ``sparsetir:<format>``), then each peer's: SciPy,
-        torch and ``mkl`` (sparse_dot_mkl) where they are installed (not None)."""
+        torch and ``mkl`` (sparse_dot_mkl) where they are installed (not None). A peer without
+        the operation is left out, with a note in ``notes``."""
         matrix, operands = case.matrix, case.operands
-        impls = [self.ours(ours, matrix, operands)]
-        if self.formatted is not None:
-            impls += [self.formatted(ours, matrix, operands, fmt) for fmt in formats]
-        impls.append(self.scipy_peer(matrix, operands))
-        if torch is not None:
-            impls.append(self.torch_peer(torch, matrix, operands))
-        if mkl is not None and self.mkl_peer is not None:
-            impls.append(self.mkl_peer(mkl, matrix, operands))
+        if case.pattern is not None:  # a sparse answer: every builder takes its structure
+            impls = list(self.ours(ours, matrix, operands, case.pattern))
+            peers = [(self.scipy_peer, (matrix, operands, case.pattern))]
+            peers += [(self.torch_peer, (torch, matrix, operands, case.pattern))] if torch is not None else []
+            if mkl is not None and self.mkl_peer is not None:
+                peers.append((self.mkl_peer, (mkl, matrix, operands, case.pattern)))
+        else:
+            impls = [self.ours(ours, matrix, operands)]
+            if self.formatted is not None:
+                impls += [self.formatted(ours, matrix, operands, fmt) for fmt in formats]
+            peers = [(self.scipy_peer, (matrix, operands))]
+            peers += [(self.torch_peer, (torch, matrix, operands))] if torch is not None else []
+            if mkl is not None and self.mkl_peer is not None:
+                peers.append((self.mkl_peer, (mkl, matrix, operands)))
+        for build, args in peers:
+            try:
+                impls.append(build(*args))
+            except PeerMissing as missing:
+                if notes is not None and f"{missing}" not in notes:
+                    notes.append(f"{missing}")
         return impls
 
 
@@ -681,3 +720,9 @@ KERNELS: dict[str, Kernel] = {
         on_pattern=True,
     ),
 }
+
+# The kernels of two sparse operands, in a module of their own (sparse answers, variants); it
+# imports this module's classes, so it comes after them.
+from .sparse_sparse import SPARSE_SPARSE  # noqa: E402
+
+KERNELS.update(SPARSE_SPARSE)

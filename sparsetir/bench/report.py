@@ -19,6 +19,9 @@ from .kernels import Case
 from .timing import ALONE, Interleave, Timing
 
 OURS = "sparsetir"
+# sparsetir's second call on structures it has seen (spgemm, add, multiply: the numeric phase
+# alone), beside its full first call (``OURS``) on the same row.
+CACHED = f"{OURS}:cached"
 PEERS = ("scipy", "torch", "mkl")
 # The peers whose faster one the "vs faster" column and the summary compare with.
 FASTER_OF = ("scipy", "torch")
@@ -130,9 +133,18 @@ class Row(Measured):
             },
             "faster_peer": self.faster_peer,
             "speedup_faster_peer": self.speedup(self.faster_peer),
+            "cached_gain": self.cached_gain,
+            "cached_speedup": {peer: _ratio(self.ms(peer), self.ms(CACHED)) for peer in self.peers}
+            if CACHED in self.timings else None,
             "formats": {name: {**facts, "speedup_over_csr": self.format_speedup(name)}
                         for name, facts in self.formats.items()},
         }
+
+    @property
+    def cached_gain(self) -> Optional[float]:
+        """sparsetir's full call over its cached one (above 1: the cached symbolic phase pays)."""
+        full, cached = self.ms(OURS), self.ms(CACHED)
+        return full / cached if full and cached else None
 
     def format_speedup(self, name: str) -> Optional[float]:
         """sparsetir's time on CSR over its time on format ``name`` (above 1: the format is faster)."""
@@ -151,7 +163,14 @@ def summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
             result[kernel]["vs_mkl"] = _ratios(kernel_rows, lambda row: MKL)
         else:
             result[kernel]["vs_mkl"] = None
+        gains = [row.cached_gain for row in kernel_rows if row.cached_gain]
+        if gains:
+            result[kernel]["cached_gain"] = {"rows": len(gains), "geomean": geomean(gains), "min": min(gains)}
     return result
+
+
+def _ratio(top: Optional[float], bottom: Optional[float]) -> Optional[float]:
+    return top / bottom if top and bottom else None
 
 
 def _ratios(rows: Sequence[Row], peer_of) -> dict[str, Any]:
@@ -182,17 +201,20 @@ def mode_line(mode: str, interleaved_with: str, pause_s: float) -> str:
 def table(rows: Sequence[Row]) -> str:
     """The results as an aligned text table, one line per row."""
     peers = [name for name in PEERS if any(name in row.timings for row in rows)]
-    header = ["matrix", "shape", "nnz", "kernel", "width", f"{OURS} ms"]
+    cached = any(CACHED in row.timings for row in rows)
+    header = ["matrix", "shape", "nnz", "kernel", "width", f"{OURS} ms"] + (["cached ms"] if cached else [])
     header += [f"{peer} ms" for peer in peers] + ["GB/s"]
-    header += [f"vs {peer}" for peer in peers] + ["vs faster"]
+    header += [f"vs {peer}" for peer in peers] + ["vs faster"] + (["full/cached"] if cached else [])
     lines = [header]
     for row in rows:
         line = [row.matrix, f"{row.shape[0]}x{row.shape[1]}", str(row.nnz), row.kernel,
                 "-" if row.width is None else str(row.width)]
-        line += [ms_cell(row.timings.get(name)) for name in [OURS, *peers]]
+        line += [ms_cell(row.timings.get(name)) for name in [OURS, *([CACHED] if cached else []), *peers]]
         line.append(_number(row.gbps(OURS), "{:.1f}"))
         line += [_number(row.speedup(peer), "{:.2f}x") for peer in peers]
         line.append(_number(row.speedup(row.faster_peer), "{:.2f}x"))
+        if cached:
+            line.append(_number(row.cached_gain, "{:.2f}x"))
         lines.append(line)
     return align(lines, text_columns={0, 1, 3})  # matrix, shape and kernel
 
@@ -204,6 +226,11 @@ def summary_lines(rows: Sequence[Row]) -> list[str]:
         lines.append(_summary_line(kernel, "the faster peer", stats))
         if stats["vs_mkl"] is not None:
             lines.append(_summary_line(kernel, MKL, stats["vs_mkl"]))
+        gain = stats.get("cached_gain")
+        if gain:
+            lines.append(f"{kernel}: a call on structures seen before (cached symbolic phase) is "
+                         f"{gain['geomean']:.2f}x faster than the full call (geomean over {gain['rows']} rows; "
+                         f"minimum {gain['min']:.2f}x)")
     return lines
 
 
