@@ -48,13 +48,14 @@ CROWDED = 16
 
 
 def spgemm_count() -> "tirx.PrimFunc":
-    """``counts[i]``: the number of distinct columns of row ``i`` of ``A @ B``."""
+    """``counts[i]``: the number of distinct columns of row ``i`` of ``A @ B``; ``products[i]``:
+    its number of products (with the columns, the fill's work)."""
 
     @T.prim_func
     def spgemm_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                      b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
-                     counts: T.Buffer(("m",), "int32"), marker: T.Buffer(("parts", "n"), "int32"),
-                     part: T.Buffer(("parts + 1",), "int32"),
+                     counts: T.Buffer(("m",), "int32"), products: T.Buffer(("m",), "int32"),
+                     marker: T.Buffer(("parts", "n"), "int32"), part: T.Buffer(("parts + 1",), "int32"),
                      m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_spgemm_count", "tir.noalias": True})
         for t in T.parallel(parts):
@@ -63,16 +64,20 @@ def spgemm_count() -> "tirx.PrimFunc":
             for ii in range(part[t + 1] - part[t]):
                 i: T.let = part[t] + ii
                 count = T.alloc_buffer((1,), "int32", scope="global")
+                work = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
+                work[0] = 0
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
                     p: T.let = a_indptr[i] + pp
                     r: T.let = a_indices[p]
+                    work[0] = work[0] + (b_indptr[r + 1] - b_indptr[r])
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
                         # Branch-free: whether a column is new is a coin toss for the predictor.
                         c: T.let = b_indices[b_indptr[r] + qq]
                         count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
                         marker[t, c] = i
                 counts[i] = count[0]
+                products[i] = work[0]
 
     return spgemm_count
 
