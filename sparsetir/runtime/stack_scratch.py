@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tvm import Var, s_tir, structural_map, structural_walk, tirx
+from .._tvm import Var, s_tir, structural_walk, tirx
+from ..transforms.sparse_iter.context import substitute
 
 
 def scratch_on_stack(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
@@ -35,11 +36,4 @@ def scratch_on_stack(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
         return func
     renamed = [(old, tirx.decl_buffer(list(old.ty.shape), str(old.ty.dtype), name=old.name, scope="global",
                                       layout=None)) for old in local]
-
-    def on_var(var: Var) -> Var:
-        for old, new in renamed:
-            if var.same_as(old):
-                return new
-        return var
-
-    return structural_map(func, [(Var, on_var)])
+    return substitute(func, renamed)
