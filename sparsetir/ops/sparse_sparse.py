@@ -236,7 +236,7 @@ def _unsorted_row(csr: Any) -> Optional[str]:
     indices, indptr = csr.indices, csr.indptr
     if indices.shape[0] < 2:
         return None
-    bad = np.diff(indices.astype(np.int64)) <= 0
+    bad = np.diff(indices) <= 0  # no overflow: both columns lie in [0, n)
     starts = indptr[1:-1]
     starts = starts[(starts > 0) & (starts < indices.shape[0])]
     bad[starts - 1] = False  # pairs that cross from one row to the next
@@ -255,11 +255,13 @@ def _unsorted_row(csr: Any) -> Optional[str]:
 
 def _counts_to_indptr(op: str, counts: np.ndarray) -> np.ndarray:
     """The row pointer of rows with ``counts`` entries (int32; refused past the int32 range)."""
-    indptr = np.zeros(counts.shape[0] + 1, np.int64)
+    total = int(counts.sum(dtype=np.int64))
+    if total > _INT32_MAX:
+        fail(op, f"the result has {total} stored entries, more than the int32 index range holds")
+    indptr = np.empty(counts.shape[0] + 1, np.int32)  # no int64 temporaries: fresh pages cost
+    indptr[0] = 0
     np.cumsum(counts, out=indptr[1:])
-    if indptr[-1] > _INT32_MAX:
-        fail(op, f"the result has {int(indptr[-1])} stored entries, more than the int32 index range holds")
-    return indptr.astype(np.int32)
+    return indptr
 
 
 def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -> tuple[Pattern, np.ndarray]:
