@@ -270,12 +270,15 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
     pass (the numeric phase alone, ``spgemm_values``, runs on later calls)."""
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = a.part.shape[0] - 1
-    counts, products = np.zeros(m, np.int32), np.zeros(m, np.int32)
+    counts, products, lows, highs = (np.zeros(m, np.int32) for _ in range(4))
     work = a.nnz + b.nnz + m
     marker = np.empty((parts, max(n, 1)), np.int32)
     if m and a.nnz and b.nnz:
-        launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, counts, products, marker,
-                                        a.part, m, n, k, a.nnz, b.nnz, parts), work)
+        b_lows, b_highs = np.empty(k, np.int32), np.empty(k, np.int32)
+        launch(kernel("row_bounds"), (b.indptr, b.indices, b_lows, b_highs, b.part, k, n, b.nnz,
+                                      b.part.shape[0] - 1), b.nnz + k)
+        launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, counts, products, lows, highs,
+                                        b_lows, b_highs, marker, a.part, m, n, k, a.nnz, b.nnz, parts), work)
     indptr = _counts_to_indptr("spgemm", counts)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, np.int32)
@@ -292,8 +295,8 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
         tmp = np.empty(parts * width, np.int32)
         hist = np.empty((parts, scripts.BUCKETS), np.int32)
         launch(kernel("spgemm_fill", str(a_values.dtype)),
-               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, marker, acc,
-                tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, parts), work + nnz)
+               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, lows, highs,
+                marker, acc, tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, parts), work + nnz)
     return Pattern(indptr, indices, (m, n), part), values
 
 

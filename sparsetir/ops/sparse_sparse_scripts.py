@@ -47,14 +47,43 @@ BUCKETS = 4096
 CROWDED = 16
 
 
+def row_bounds() -> "tirx.PrimFunc":
+    """``lows[r]``, ``highs[r]``: the least and greatest column of row ``r`` (``n`` and -1 for
+    an empty row; rows in any order)."""
+
+    @T.prim_func
+    def row_bounds(indptr: T.Buffer(("m + 1",), "int32"), indices: T.Buffer(("nnz",), "int32"),
+                   lows: T.Buffer(("m",), "int32"), highs: T.Buffer(("m",), "int32"),
+                   part: T.Buffer(("parts + 1",), "int32"), m: T.int32, n: T.int32, nnz: T.int32, parts: T.int32):
+        T.func_attr({"global_symbol": "ops_row_bounds", "tir.noalias": True})
+        for t in T.parallel(parts):
+            for ii in range(part[t + 1] - part[t]):
+                i: T.let = part[t] + ii
+                least = T.alloc_buffer((1,), "int32", scope="global")
+                most = T.alloc_buffer((1,), "int32", scope="global")
+                least[0] = n
+                most[0] = -1
+                for pp in range(indptr[i + 1] - indptr[i]):
+                    least[0] = T.min(least[0], indices[indptr[i] + pp])
+                    most[0] = T.max(most[0], indices[indptr[i] + pp])
+                lows[i] = least[0]
+                highs[i] = most[0]
+
+    return row_bounds
+
+
 def spgemm_count() -> "tirx.PrimFunc":
     """``counts[i]``: the number of distinct columns of row ``i`` of ``A @ B``; ``products[i]``:
-    its number of products (with the columns, the fill's work)."""
+    its number of products (with the columns, the fill's work); ``lows[i]``, ``highs[i]``: its
+    least and greatest column (``n`` and -1 for an empty row), from those of ``B``'s rows
+    (``row_bounds``)."""
 
     @T.prim_func
     def spgemm_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                      b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                      counts: T.Buffer(("m",), "int32"), products: T.Buffer(("m",), "int32"),
+                     lows: T.Buffer(("m",), "int32"), highs: T.Buffer(("m",), "int32"),
+                     b_lows: T.Buffer(("k",), "int32"), b_highs: T.Buffer(("k",), "int32"),
                      marker: T.Buffer(("parts", "n"), "int32"), part: T.Buffer(("parts + 1",), "int32"),
                      m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_spgemm_count", "tir.noalias": True})
@@ -65,12 +94,18 @@ def spgemm_count() -> "tirx.PrimFunc":
                 i: T.let = part[t] + ii
                 count = T.alloc_buffer((1,), "int32", scope="global")
                 work = T.alloc_buffer((1,), "int32", scope="global")
+                least = T.alloc_buffer((1,), "int32", scope="global")
+                most = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
                 work[0] = 0
+                least[0] = n
+                most[0] = -1
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
                     p: T.let = a_indptr[i] + pp
                     r: T.let = a_indices[p]
                     work[0] = work[0] + (b_indptr[r + 1] - b_indptr[r])
+                    least[0] = T.min(least[0], b_lows[r])
+                    most[0] = T.max(most[0], b_highs[r])
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
                         # Branch-free: whether a column is new is a coin toss for the predictor.
                         c: T.let = b_indices[b_indptr[r] + qq]
@@ -78,6 +113,8 @@ def spgemm_count() -> "tirx.PrimFunc":
                         marker[t, c] = i
                 counts[i] = count[0]
                 products[i] = work[0]
+                lows[i] = least[0]
+                highs[i] = most[0]
 
     return spgemm_count
 
@@ -138,6 +175,7 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                     b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                     c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
+                    lows: T.Buffer(("m",), "int32"), highs: T.Buffer(("m",), "int32"),
                     marker: T.Buffer(("parts", "n"), "int32"), acc: T.Buffer(("parts", "n"), dtype),
                     tmp: T.Buffer(("parts * width",), "int32"), hist: T.Buffer(("parts", BUCKETS), "int32"),
                     part: T.Buffer(("parts + 1",), "int32"),
@@ -151,41 +189,51 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                 i: T.let = part[t] + ii
                 lo: T.let = c_indptr[i]
                 length: T.let = c_indptr[i + 1] - lo
+                low: T.let = lows[i]
+                span: T.let = highs[i] - low + 1
                 count = T.alloc_buffer((1,), "int32", scope="global")
-                least = T.alloc_buffer((1,), "int32", scope="global")
-                most = T.alloc_buffer((1,), "int32", scope="global")
-                count[0] = 0
-                least[0] = n
-                most[0] = -1
-                # Two branch-free passes over the row's products (whether a column is new is a
-                # coin toss for the predictor: one pass with a branch measured slower): the
-                # first lists the new columns in ``tmp`` (every column is written at the next
-                # free place, which moves on only for a new one; ``tmp`` has a spare place past
-                # the longest row), the second sums every product into the accumulator, cleared
-                # at the row's columns in between.
-                for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    r: T.let = a_indices[a_indptr[i] + pp]
-                    for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        c: T.let = b_indices[b_indptr[r] + qq]
-                        tmp[t * width + count[0]] = c
-                        count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
-                        marker[t, c] = i
-                for pp in range(length):
-                    c: T.let = tmp[t * width + pp]
-                    acc[t, c] = T.cast(0, dtype)
-                    least[0] = T.min(least[0], c)
-                    most[0] = T.max(most[0], c)
-                for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    p: T.let = a_indptr[i] + pp
-                    r: T.let = a_indices[p]
-                    av: T.let = a_values[p]
-                    for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q: T.let = b_indptr[r] + qq
-                        acc[t, b_indices[q]] = acc[t, b_indices[q]] + av * b_values[q]
-                low: T.let = least[0]
-                span: T.let = most[0] - low + 1
                 h = T.alloc_buffer((1,), "int32", scope="global")
                 crowd = T.alloc_buffer((1,), "int32", scope="global")
+                if length > SHORT_ROW and span <= SCAN_SPAN * length:
+                    # The columns lie close: one branch-free pass marks them and sums the
+                    # products (a column's first product starts its sum); the marker row then
+                    # lists them in order (below).
+                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                        p: T.let = a_indptr[i] + pp
+                        r: T.let = a_indices[p]
+                        av: T.let = a_values[p]
+                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                            q: T.let = b_indptr[r] + qq
+                            c: T.let = b_indices[q]
+                            if marker[t, c] != i:
+                                marker[t, c] = i
+                                acc[t, c] = av * b_values[q]
+                            else:
+                                acc[t, c] = acc[t, c] + av * b_values[q]
+                else:
+                    # Two branch-free passes over the row's products (whether a column is new
+                    # is a coin toss for the predictor: one pass with a branch measured slower):
+                    # the first lists the new columns in ``tmp`` (every column is written at the
+                    # next free place, which moves on only for a new one; ``tmp`` has a spare
+                    # place past the longest row), the second sums every product into the
+                    # accumulator, cleared at the row's columns in between.
+                    count[0] = 0
+                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                        r: T.let = a_indices[a_indptr[i] + pp]
+                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                            c: T.let = b_indices[b_indptr[r] + qq]
+                            tmp[t * width + count[0]] = c
+                            count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
+                            marker[t, c] = i
+                    for pp in range(length):
+                        acc[t, tmp[t * width + pp]] = T.cast(0, dtype)
+                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                        p: T.let = a_indptr[i] + pp
+                        r: T.let = a_indices[p]
+                        av: T.let = a_values[p]
+                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                            q: T.let = b_indptr[r] + qq
+                            acc[t, b_indices[q]] = acc[t, b_indices[q]] + av * b_values[q]
                 if length <= SHORT_ROW:
                     for pp in range(length):
                         c_indices[lo + pp] = tmp[t * width + pp]

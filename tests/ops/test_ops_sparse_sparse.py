@@ -190,13 +190,22 @@ def test_long_rows_are_sorted_by_radix_sort():
 
 
 def test_long_rows_within_a_short_span_are_scanned_in_order():
-    # Long rows whose columns are dense within their span: emitted by scanning the marker row.
+    # Long rows whose columns are dense within their span: emitted by scanning the marker row
+    # (the span from B's rows' least and greatest columns, B's rows sorted or not).
     A = _rand(40, 60, 0.5, 24)
     B = sp.csr_matrix(np.triu(np.tril(np.random.default_rng(25).standard_normal((60, 90)), 40), -5))
     C = ops.spgemm(A, B)
     lengths = np.diff(C.indptr)
     assert lengths.max() > sparse_sparse.scripts.SHORT_ROW
     _same(C, A @ B, exact_pattern=False)
+    shuffled = B.copy()
+    rng = np.random.default_rng(26)
+    for r in range(B.shape[0]):
+        lo, hi = B.indptr[r], B.indptr[r + 1]
+        order = lo + rng.permutation(hi - lo)
+        shuffled.indices[lo:hi], shuffled.data[lo:hi] = B.indices[order], B.data[order]
+    shuffled.has_sorted_indices = False
+    _same(ops.spgemm(A, shuffled), A @ B, exact_pattern=False)
 
 
 def test_any_number_of_row_chunks_gives_the_same_result():
@@ -382,7 +391,7 @@ def test_other_arguments_are_refused():
 
 
 def test_kernels_are_compiled_by_tvm():
-    for name, config in [("spgemm_count", ()), ("spgemm_fill", ("float32",)), ("spgemm_values", ("float64",)),
+    for name, config in [("row_bounds", ()), ("spgemm_count", ()), ("spgemm_fill", ("float32",)), ("spgemm_values", ("float64",)),
                          ("merge_count", (True,)), ("merge_fill", (False,)), ("merge_values", (True, "float32"))]:
         kernel = sparse_sparse.kernel(name, *config)
         assert "define" in kernel.source()
