@@ -294,9 +294,12 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
         acc = np.empty((parts, n), a_values.dtype)
         tmp = np.empty(parts * width, np.int32)
         hist = np.empty((parts, scripts.BUCKETS), np.int32)
+        words = (n + 63) // 64
+        bits = np.zeros((parts, words), np.uint64)  # all clear: the fill clears what it sets
         launch(kernel("spgemm_fill", str(a_values.dtype)),
                (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, lows, highs,
-                marker, acc, tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, parts), work + nnz)
+                marker, acc, bits, tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, words, parts),
+               work + nnz)
     return Pattern(indptr, indices, (m, n), part), values
 
 

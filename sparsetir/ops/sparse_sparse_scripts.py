@@ -39,6 +39,9 @@ SHORT_ROW = 32
 #: A longer row whose columns lie within this many times its length of each other is put in
 #: order by scanning its marker row over that span; a wider one by a radix sort.
 SCAN_SPAN = 4
+#: A row whose span is at most this many times its length is listed in order from a bitmap
+#: of its columns (a 64-bit word per 64 columns of the span); 0: never.
+BITMAP_SPAN = 64
 #: The radix sort's digits: one byte.
 RADIX = 256
 #: A row sorted by buckets uses at most this many (a chunk's ``hist`` row holds them).
@@ -158,15 +161,19 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
     """``A @ B`` at the row pointer ``c_indptr`` (from ``spgemm_count``): the sorted columns
     ``c_indices`` and the values ``c_values``, the first time a pair of structures meets.
 
-    A chunk keeps a dense accumulator row (``acc``) beside its marker row. Per row: a pass over
-    the products lists the row's columns (unsorted, in the chunk's ``width`` places of ``tmp``,
-    ``width`` the longest row plus one), a second sums the products into the accumulator. The
-    columns are then put in order, the cheapest way for the row: by insertion (at most
-    ``SHORT_ROW`` entries); by scanning the marker over the columns between the row's least and
-    greatest (the span) when the span is at most ``SCAN_SPAN`` times the row's length; else by a
-    counting sort into at most one bucket per entry, finished by insertion, or, when a bucket
-    holds more than ``CROWDED`` entries, an LSD radix sort on ``column - least`` (one pass per
-    byte of the span). The values are read from the accumulator in that order.
+    A chunk keeps a dense accumulator row (``acc``) beside its marker row, and sums each row's
+    products there. The columns are put in order the cheapest way for the row: by scanning the
+    marker over the
+    columns between the row's least and greatest (the span, known from ``spgemm_count``) when
+    the span is at most ``SCAN_SPAN`` times the row's length (and the row longer than
+    ``SHORT_ROW``); from a bitmap of the columns (one 64-bit word per 64 columns of the span,
+    set bits read lowest first) when the span is at most ``BITMAP_SPAN`` times the length; the
+    rows that remain, whose columns a first pass lists (unsorted, in the chunk's ``width``
+    places of ``tmp``, ``width`` the longest row plus one), by insertion (at most ``SHORT_ROW``
+    entries), else by a counting sort into at most one bucket per entry, finished by insertion,
+    or, when a bucket holds more than ``CROWDED`` entries, an LSD radix sort on
+    ``column - least`` (one pass per byte of the span). The values are read from the
+    accumulator in that order. The scan and the bitmap mark and sum in one pass.
     """
 
     @T.prim_func
@@ -177,10 +184,11 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
                     lows: T.Buffer(("m",), "int32"), highs: T.Buffer(("m",), "int32"),
                     marker: T.Buffer(("parts", "n"), "int32"), acc: T.Buffer(("parts", "n"), dtype),
+                    bits: T.Buffer(("parts", "words"), "uint64"),
                     tmp: T.Buffer(("parts * width",), "int32"), hist: T.Buffer(("parts", BUCKETS), "int32"),
                     part: T.Buffer(("parts + 1",), "int32"),
                     m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32,
-                    width: T.int32, parts: T.int32):
+                    width: T.int32, words: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_spgemm_fill", "tir.noalias": True})
         for t in T.parallel(parts):
             for j in range(n):
@@ -194,7 +202,39 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                 count = T.alloc_buffer((1,), "int32", scope="global")
                 h = T.alloc_buffer((1,), "int32", scope="global")
                 crowd = T.alloc_buffer((1,), "int32", scope="global")
-                if length > SHORT_ROW and span <= SCAN_SPAN * length:
+                if span > SCAN_SPAN * length and span <= BITMAP_SPAN * length:
+                    # Columns spread over a span up to BITMAP_SPAN x the row: one pass marks them
+                    # (marker and a bit per column in the chunk's ``bits`` row) and sums the
+                    # products; the set bits, word by word, then list them in order, and the
+                    # words are cleared again.
+                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                        p: T.let = a_indptr[i] + pp
+                        r: T.let = a_indices[p]
+                        av: T.let = a_values[p]
+                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                            q: T.let = b_indptr[r] + qq
+                            c: T.let = b_indices[q]
+                            if marker[t, c] != i:
+                                marker[t, c] = i
+                                acc[t, c] = av * b_values[q]
+                                bits[t, c >> 6] = bits[t, c >> 6] | (T.uint64(1) << T.Cast("uint64", c & 63))
+                            else:
+                                acc[t, c] = acc[t, c] + av * b_values[q]
+                    h[0] = lo
+                    for ww in range((highs[i] >> 6) - (low >> 6) + 1):
+                        w: T.let = (low >> 6) + ww
+                        word = T.alloc_buffer((1,), "uint64", scope="global")
+                        word[0] = bits[t, w]
+                        bits[t, w] = T.uint64(0)
+                        while word[0] != T.uint64(0):
+                            # The lowest set bit's place: word ^ (word - 1) sets it and the bits
+                            # below it.
+                            c: T.let = w * 64 + T.Cast("int32", T.popcount(word[0] ^ (word[0] - T.uint64(1)))) - 1
+                            c_indices[h[0]] = c
+                            c_values[h[0]] = acc[t, c]
+                            h[0] = h[0] + 1
+                            word[0] = word[0] & (word[0] - T.uint64(1))
+                elif length > SHORT_ROW and span <= SCAN_SPAN * length:
                     # The columns lie close: one branch-free pass marks them and sums the
                     # products (a column's first product starts its sum); the marker row then
                     # lists them in order (below).
@@ -234,7 +274,9 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                         for qq in range(b_indptr[r + 1] - b_indptr[r]):
                             q: T.let = b_indptr[r] + qq
                             acc[t, b_indices[q]] = acc[t, b_indices[q]] + av * b_values[q]
-                if length <= SHORT_ROW:
+                if span > SCAN_SPAN * length and span <= BITMAP_SPAN * length:
+                    h[0] = 0  # written above
+                elif length <= SHORT_ROW:
                     for pp in range(length):
                         c_indices[lo + pp] = tmp[t * width + pp]
                     _insertion_sort(c_indices, lo, length, h)

@@ -172,20 +172,37 @@ def test_spgemm_takes_unsorted_rows_and_repeated_columns():
     _same(C, A @ B)  # SciPy sums the repeated entries of A as the kernel does
 
 
-def test_long_rows_are_sorted_by_radix_sort():
-    # Rows of the product with far more than SHORT_ROW entries, columns reached in shuffled order
-    # over a span wider than SCAN_SPAN times the row: radix sorted, 2 and 3 byte passes.
+def _spread(cols, rng, rows=300, density=0.05):
+    """A (rows x max(cols)+1) matrix whose nonzeros fall on the given sorted columns, shuffled."""
+    B0 = sp.csr_matrix(np.where(rng.random((rows, cols.size)) < density, rng.standard_normal((rows, cols.size)), 0))
+    return sp.csr_matrix((B0.data, cols[B0.indices], B0.indptr), shape=(rows, int(cols[-1]) + 1))
+
+
+@pytest.mark.parametrize("n, path", [(2000, "bitmap"), (70_000, "buckets"), (300_000, "buckets")])
+def test_long_rows_with_spread_columns_are_sorted(n, path):
+    # Rows of the product with far more than SHORT_ROW entries over a span wider than SCAN_SPAN
+    # times the row: from the bitmap (span up to BITMAP_SPAN x the row), else by buckets.
     rng = np.random.default_rng(14)
-    for n in (2000, 70_000):
-        A = _rand(8, 300, 0.3, 15)
-        cols = np.sort(rng.choice(n, 400, replace=False))  # 400 columns spread over n
-        B0 = sp.csr_matrix(np.where(rng.random((300, 400)) < 0.05, rng.standard_normal((300, 400)), 0))
-        B = sp.csr_matrix((B0.data, cols[B0.indices], B0.indptr), shape=(300, n))
+    A = _rand(8, 300, 0.3, 15)
+    B = _spread(np.sort(rng.choice(n, 400, replace=False)), rng)
+    C = ops.spgemm(A, B)
+    lengths = np.diff(C.indptr)
+    spans = np.array([C.indices[C.indptr[i + 1] - 1] - C.indices[C.indptr[i]] + 1 for i in range(8)])
+    scripts = sparse_sparse.scripts
+    assert lengths.min() > 10 * scripts.SHORT_ROW and (spans > scripts.SCAN_SPAN * lengths).all()
+    assert (spans <= scripts.BITMAP_SPAN * lengths).all() == (path == "bitmap")
+    _same(C, A @ B, exact_pattern=False)
+
+
+def test_rows_with_bunched_columns_go_to_the_radix_sort():
+    # Most columns in a few bunches far apart: a bucket holds more than CROWDED entries.
+    rng = np.random.default_rng(27)
+    for n in (10_000, 70_000):  # 2 and 3 byte passes
+        bunches = np.concatenate([np.arange(c, c + 100) for c in (0, n // 3, n // 2)])
+        cols = np.unique(np.concatenate([bunches, rng.choice(n, 100, replace=False), [n - 1]]))
+        A = _rand(4, 300, 0.5, 28)
+        B = _spread(cols, rng, density=0.2)
         C = ops.spgemm(A, B)
-        lengths = np.diff(C.indptr)
-        assert lengths.max() > 10 * sparse_sparse.scripts.SHORT_ROW
-        spans = [C.indices[C.indptr[i + 1] - 1] - C.indices[C.indptr[i]] + 1 for i in range(8) if lengths[i]]
-        assert max(spans) > sparse_sparse.scripts.SCAN_SPAN * lengths.max()
         _same(C, A @ B, exact_pattern=False)
 
 
