@@ -1,9 +1,11 @@
 """The form of a stage-III function that TVM's CPU code generation is given.
 
-Three rewrites that matter only to the machine code, applied to every CPU compilation (the
+Four rewrites that matter only to the machine code, applied to every CPU compilation (the
 kernel's own and the ones that print its listing), so the listing shows the code that runs while
 ``Kernel.func`` stays the program as lowered and scheduled:
 
+- ``loops_from_zero`` (``transforms/loops_from_zero.py``): every loop counted from 0, around a
+  TVM 0.27 pass that shifts a loop's variable in its body but not in nested loops' bounds;
 - ``relax_param_alignment`` (``alignment.py``): array parameters aligned to their element size;
 - ``scratch_on_stack`` (``stack_scratch.py``): per-iteration scratch on the stack, not in a
   workspace allocated on every iteration;
@@ -23,10 +25,11 @@ from __future__ import annotations
 
 from .._tvm import tirx
 from ..transforms.hoist_invariant_loads import hoist_invariant_loads
+from ..transforms.loops_from_zero import loops_from_zero
 from .alignment import relax_param_alignment
 from .stack_scratch import scratch_on_stack
 
 
 def cpu_form(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
     """``func`` as TVM's CPU code generation is given it."""
-    return hoist_invariant_loads(scratch_on_stack(relax_param_alignment(func)))
+    return hoist_invariant_loads(scratch_on_stack(relax_param_alignment(loops_from_zero(func))))

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from ..._tvm import BufferType, TensorLoad, Var, structural_walk, tirx, tvm
 from ...errors import LoweringError
+from ...transforms.loops_from_zero import loops_from_zero
 from ...transforms.lower_thread_reductions import lower_thread_reductions
 from .program import BLOCK_TAGS, DYNAMIC_SHARED, GRID_TAGS, POINTER, CudaProgram, KernelSpec, Param
 
@@ -38,7 +39,7 @@ def compile_program(func: "tirx.PrimFunc", target: "tvm.target.Target") -> tuple
     """``func`` (stage III, its loops bound to GPU threads; ``global_symbol`` set) compiled for
     the CUDA ``target``: the program and TVM's executable (which prints the source)."""
     symbol = str(func.attrs["global_symbol"])
-    lowered = lower_thread_reductions(func)
+    lowered = loops_from_zero(lower_thread_reductions(func))
     captured: dict[str, Any] = {}
 
     @tvm.instrument.pass_instrument
