@@ -22,11 +22,12 @@ row of ``n`` per chunk, passed in by the caller):
 
 The kernels are plain ``@T.prim_func`` TIR (not SparseTIR scripts: the data-dependent control
 flow of a merge or a sort has no sparse iteration to describe it), compiled by
-``runtime.build_stage3``. Every loop starts at 0 and its data-dependent start is added to the loop
-variable in the body: written as ``range(part[t], part[t + 1])`` inside the parallel loop, or as
-``range(b_indptr[a_indices[p]], b_indptr[a_indices[p] + 1])``, the count kernel compiled by a
-plain ``tvm.compile`` (TVM 0.27) computed wrong rows (a chunk's rows as if it started at row 0;
-inner loops over the wrong entries). The cause was not isolated; the zero-based form is right.
+``runtime.build_stage3``. Every loop starts at 0, its data-dependent start added to the loop
+variable in the body. Written as ``range(b_indptr[a_indices[p]], ...)`` inside a loop that itself
+starts at ``a_indptr[i]``, the kernels computed wrong rows under a plain ``tvm.compile``: TVM
+0.27's ``CanonicalizeLoop`` shifts a loop's variable in its body but not in nested loops' bounds.
+``build_stage3`` now counts every loop from 0 first (``transforms/loops_from_zero.py``), so both
+forms are right there; these kernels keep the zero-based form.
 """
 
 from __future__ import annotations
