@@ -115,6 +115,14 @@ def forget(A: Any) -> None:
         from . import torch_library
 
         torch_library.structures.forget(A.crow_indices, A.col_indices)
+    elif is_torch_tensor(A) and getattr(A, "layout", None) is torch_module().sparse_csr:
+        from . import torch_library  # add, multiply and spgemm know a tensor's structure from here
+
+        torch_library.structures.forget(A.crow_indices(), A.col_indices())
+    elif hasattr(A, "indptr") and hasattr(A, "indices"):
+        from . import sparse_sparse
+
+        sparse_sparse.forget(A)
     prepared.forget(A)
     _cuda.ops.forget(A)
 

@@ -12,7 +12,7 @@ matrix: a SciPy matrix's ``indptr`` and ``indices`` objects (with its shape, las
 sorted flag as the cheap check that they still hold what was prepared), a torch tensor's index
 tensors (their memory and version, ``tensor_structures.py``). Replacing ``A.data`` or building a
 new matrix or tensor around the same index arrays keeps the structure; editing the index arrays
-in place is not seen (call ``forget()``, or ``sparsetir.ops.forget(A)`` for a torch tensor).
+in place is not seen (call ``sparsetir.ops.forget(A)`` for that matrix or tensor, or ``forget()``).
 
 The output's indices are sorted and its index arrays are the output's own. Entries that cancel
 to 0 are kept (SciPy drops them from ``A @ B`` and ``A + B``): the pattern is the structural one.

@@ -412,3 +412,24 @@ def test_kernels_are_compiled_by_tvm():
                          ("merge_count", (True,)), ("merge_fill", (False,)), ("merge_values", (True, "float32"))]:
         kernel = sparse_sparse.kernel(name, *config)
         assert "define" in kernel.source()
+
+
+def test_ops_forget_drops_a_structure_edited_in_place():
+    a = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 0.0]], np.float32))
+    first = ops.spgemm(a, a)
+    np.testing.assert_allclose(first.toarray(), (a @ a).toarray(), rtol=1e-6)
+    a.indices[:] = [1, 2, 0, 2]  # same row lengths, other (still sorted) columns
+    sparsetir.ops.forget(a)
+    np.testing.assert_allclose(ops.spgemm(a, a).toarray(), (a @ a).toarray(), rtol=1e-6)
+    np.testing.assert_allclose(ops.add(a, a).toarray(), (a + a).toarray(), rtol=1e-6)
+
+
+def test_ops_forget_drops_a_torch_structure_edited_in_place():
+    torch = pytest.importorskip("torch")
+    dense = torch.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 0.0]], dtype=torch.float64)
+    t = dense.to_sparse_csr()
+    ops.spgemm(t, t)
+    t.col_indices().numpy()[:] = [1, 2, 0, 2]  # through a NumPy view: the version does not change
+    sparsetir.ops.forget(t)
+    edited = torch.sparse_csr_tensor(t.crow_indices(), t.col_indices(), t.values(), (3, 3)).to_dense()
+    np.testing.assert_allclose(ops.spgemm(t, t).to_dense().numpy(), (edited @ edited).numpy(), rtol=1e-12)
