@@ -59,23 +59,22 @@ def hoist_invariant_loads(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
 def _hoist(loop: Any, readonly: list, count: list) -> Any:
     if loop.thread_binding is not None:
         return loop
+    candidates = [(load, span) for load, span in _unconditional_loads(loop.body)
+                  if any(load.source.same_as(p) for p in readonly) and "x" not in str(load.ty.dtype)]
+    if not candidates:
+        return loop
     inside = _bound_within(loop)
-    found: list = []
-    spans: list = []
-    for load, span in _unconditional_loads(loop.body):
-        if not any(load.source.same_as(p) for p in readonly) or "x" in str(load.ty.dtype):
-            continue
-        if uses_any(list(load.indices), inside) or any(structural_equal(load, f) for f in found):
-            continue
-        found.append(load)
-        spans.append(span)
+    found: list[tuple[Any, Any]] = []  # (load, the span of the statement that reads it)
+    for load, span in candidates:
+        if not uses_any(list(load.indices), inside) and not any(structural_equal(load, f) for f, _ in found):
+            found.append((load, span))
     if not found:
         return loop
     # a load inside another's indices first: the outer one then uses its variable
-    order = sorted(range(len(found)), key=lambda k: _size(found[k]))
+    found.sort(key=lambda entry: _size(entry[0]))
     bound: list[tuple[Any, Var]] = []
     binds = []
-    for load, span in ((found[k], spans[k]) for k in order):
+    for load, span in found:
         value = _replace(load, bound)
         count[0] += 1
         var = Var(f"{load.source.name}_{count[0]}", str(load.ty.dtype))
