@@ -144,27 +144,63 @@ def test_a_late_openmp_thread_sets_openmp_aside_for_the_pool(launcher):
     assert after.openmp == middle.openmp and after.pool + after.serial == middle.pool + middle.serial + 1
 
 
+def _pin_threads(cpus: set[int], *, except_tid: int) -> dict[int, set[int]]:
+    """Pin every thread of this process but one to `cpus`; returns the masks to restore."""
+    before = {}
+    for name in os.listdir("/proc/self/task"):
+        tid = int(name)
+        if tid == except_tid:
+            continue
+        try:
+            before[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, cpus)
+        except (ProcessLookupError, PermissionError):
+            pass  # a thread that ended meanwhile
+    return before
+
+
 def test_a_long_wait_for_a_pool_helper_halves_the_helpers(launcher):
     import subprocess
     import time
 
-    launcher.stop_openmp()
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs two CPUs: one for the caller, one its helper shares with spinning processes")
+    caller_cpu, crowded_cpu = allowed[0], allowed[1]
     launcher.set_threads(2)
-    launcher.configure(backoff_ns=(60_000_000_000, 60_000_000_000))
-    A, X, expected = _case(rows=4000, cols=2000, width=32, seed=7)
-    # More spinning processes than cores: sooner or later a helper is descheduled in the
-    # middle of its chunk, and the caller waits a scheduler tick for it. One helper halved is
-    # none: launches then run serially for the back-off.
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(len(os.sched_getaffinity(0)) + 1)]
+    # one chunk per thread, each several time slices long (~10 ms)
+    launcher.configure(chunks_per_thread=1, backoff_ns=(60_000_000_000, 60_000_000_000))
+    A, X, expected = _case(rows=40000, cols=2000, width=128, seed=7)
+    _check(A, X, expected)  # builds and attaches the kernel (which looks for OpenMP again)
+    launcher.stop_openmp()
+    _check(A, X, expected)  # starts the pool's helper before any thread is pinned
+    assert launcher.stats().workers >= 1
+    # The caller has a CPU to itself; its helper shares the other with spinning processes, so
+    # the helper is descheduled for a time slice in the middle of its chunk while the caller
+    # waits for it. One helper halved is none: launches then run serially.
+    caller = threading.get_native_id()
+    caller_mask = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {caller_cpu})
+    restore = _pin_threads({crowded_cpu}, except_tid=caller)
+    spin = f"import os; os.sched_setaffinity(0, {{{crowded_cpu}}})\nwhile True: pass"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
     try:
+        time.sleep(0.2)
         before = launcher.stats()
         deadline = time.monotonic() + 60
         while launcher.stats().pool_late == before.pool_late:
-            assert time.monotonic() < deadline, "no helper was ever descheduled mid-chunk next to spinning processes"
+            assert time.monotonic() < deadline, "the caller never waited long for its crowded helper"
             _check(A, X, expected)
     finally:
         for hog in hogs:
             hog.kill()
+            hog.wait()
+        for tid, mask in restore.items():
+            try:
+                os.sched_setaffinity(tid, mask)
+            except ProcessLookupError:
+                pass
+        os.sched_setaffinity(0, caller_mask)
     middle = launcher.stats()
     _check(A, X, expected)
     after = launcher.stats()
