@@ -144,6 +144,10 @@ def test_a_late_openmp_thread_sets_openmp_aside_for_the_pool(launcher):
     assert after.openmp == middle.openmp and after.pool + after.serial == middle.pool + middle.serial + 1
 
 
+#: A process that keeps a CPU busy until it is killed or its parent (the test run) is gone.
+SPIN_WHILE_PARENT_LIVES = f"import os\nwhile os.getppid() == {os.getpid()}: pass"
+
+
 def _pin_threads(cpus: set[int], *, except_tid: int) -> dict[int, set[int]]:
     """Pin every thread of this process but one to `cpus`; returns the masks to restore."""
     before = {}
@@ -182,7 +186,7 @@ def test_a_long_wait_for_a_pool_helper_halves_the_helpers(launcher):
     caller_mask = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {caller_cpu})
     restore = _pin_threads({crowded_cpu}, except_tid=caller)
-    spin = f"import os; os.sched_setaffinity(0, {{{crowded_cpu}}})\nwhile True: pass"
+    spin = f"import os\nos.sched_setaffinity(0, {{{crowded_cpu}}})\n{SPIN_WHILE_PARENT_LIVES}"
     hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
     try:
         time.sleep(0.2)
@@ -227,7 +231,7 @@ def test_other_processes_runnable_threads_leave_their_cores_alone(launcher):
     call = _direct_call(A, X)
     # As many spinning processes as cores: every core is taken, so a launch runs on its caller
     # alone, without a helper that would be descheduled at random.
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    hogs = [subprocess.Popen([sys.executable, "-c", SPIN_WHILE_PARENT_LIVES]) for _ in range(cores)]
     try:
         time.sleep(0.2)
         launcher.configure(crowd_period_ns=1)  # count on every launch
