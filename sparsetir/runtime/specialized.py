@@ -6,7 +6,8 @@ kernel ``build`` returns for such a script takes the script's own arguments, che
 and runs a *variant*: the program specialized to the call's widths, scheduled and compiled on
 the first call with those values, and kept (in memory here, on disk by the build cache). A
 variant may also take arguments the script has not: the boundaries of its row partitions,
-computed here from the call's ``indptr`` (equal nonzeros per thread, O(threads * log rows)).
+computed here from the call's ``indptr`` (chunks of equal work, a few per thread on a large
+call: ``runtime/partition.py``; O(chunks * log rows)).
 
 A call whose widths are unusual (not positive, or more distinct values than
 ``MAX_VARIANTS``) runs the *generic* variant: the same schedule without specialized widths.
@@ -23,7 +24,7 @@ import numpy as np
 from ..errors import ArgumentError
 from .kernel import Kernel, KernelBase, bind_arguments
 from .launch import launch
-from .partition import row_partition, uniform_partition
+from .partition import ROW_COST, chunk_count, row_partition, uniform_partition
 from .signature import Signature
 from .validate import CallValidator, prepare_unchecked
 
@@ -76,11 +77,20 @@ class Variant:
     def arguments(self, prepared: list, threads: int) -> list:
         """The variant's arguments for a call whose checked arguments are ``prepared``."""
         args = [prepared[i] if i is not None else None for i in self.sources]
+        if not self.partitions:
+            return args
+        # one chunk count for all (partitions may share their count parameter), from the most work
+        work = 0
+        for p in self.partitions:
+            rows = p.rows(prepared)
+            ptr = _last(prepared[p.weights]) if p.weights is not None else 0
+            work = max(work, ptr + ROW_COST * rows)
+        chunks = chunk_count(work, threads)
         for p in self.partitions:
             args[p.parts] = _boundaries(prepared[p.weights] if p.weights is not None else None,
-                                        p.rows(prepared), threads, p.dtype)
+                                        p.rows(prepared), chunks, p.dtype)
             if p.count is not None:
-                args[p.count] = threads
+                args[p.count] = chunks
         return args
 
     def estimated_work(self, prepared: list) -> int:
@@ -197,7 +207,7 @@ class SpecializedKernel(KernelBase):
         return f"SpecializedKernel({self.name}({', '.join(self.params)}){widths})"
 
 
-#: Recent partitions: (identity and length of the indptr, its last entry, rows, threads, dtype)
+#: Recent partitions: (identity and length of the indptr, its last entry, rows, chunks, dtype)
 #: -> boundaries. Any non-decreasing boundaries from 0 to the row count are a valid partition, so
 #: one computed for other contents of the array (edited in place, or another array that got its
 #: identity) is still safe: only less balanced.
@@ -205,17 +215,23 @@ _RECENT: dict[tuple, np.ndarray] = {}
 _RECENT_LIMIT = 64
 
 
-def _boundaries(indptr: Any, rows: int, threads: int, dtype: str) -> np.ndarray:
-    """``threads + 1`` row boundaries of equal work (equal rows without an ``indptr``)."""
-    if indptr is None:
-        return uniform_partition(rows, threads).astype(dtype, copy=False)
+def _last(indptr: Any) -> int:
+    """The last entry of an ``indptr`` argument (its stored entries), 0 when it is empty."""
     ptr = indptr if type(indptr) is np.ndarray else _host_ints(indptr)
-    key = (id(indptr), ptr.shape[0], int(ptr[-1]) if ptr.size else 0, rows, threads, dtype)
+    return max(int(ptr[-1]), 0) if ptr.size else 0
+
+
+def _boundaries(indptr: Any, rows: int, chunks: int, dtype: str) -> np.ndarray:
+    """``chunks + 1`` row boundaries of equal work (equal rows without an ``indptr``)."""
+    if indptr is None:
+        return uniform_partition(rows, chunks).astype(dtype, copy=False)
+    ptr = indptr if type(indptr) is np.ndarray else _host_ints(indptr)
+    key = (id(indptr), ptr.shape[0], int(ptr[-1]) if ptr.size else 0, rows, chunks, dtype)
     found = _RECENT.get(key)
     if found is None:
         if len(_RECENT) >= _RECENT_LIMIT:
             _RECENT.clear()
-        found = row_partition(ptr, threads) if ptr.shape[0] == rows + 1 else uniform_partition(rows, threads)
+        found = row_partition(ptr, chunks, ROW_COST) if ptr.shape[0] == rows + 1 else uniform_partition(rows, chunks)
         found = _RECENT[key] = found.astype(dtype, copy=False)
     return found
 

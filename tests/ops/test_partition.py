@@ -6,6 +6,7 @@ import copy
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import sparsetir
 from sparsetir._tvm import Schedule
@@ -13,6 +14,7 @@ from sparsetir.errors import LoweringError
 from sparsetir.ir.stage2 import Stage2Function
 from sparsetir.ops import scripts
 from sparsetir.ops.inputs import row_partition
+from sparsetir.runtime.partition import CHUNK_WORK, MAX_CHUNKS_PER_THREAD, ROW_COST, chunk_count
 from sparsetir.transforms.partition import partition_rows
 
 from ops_matrices import random_csr
@@ -68,6 +70,91 @@ def test_row_partition_matches_its_definition(parts):
         expected = [0] + [next(k for k in range(rows + 1) if cost[k] * parts >= cost[-1] * t)
                           for t in range(1, parts)] + [rows]
         assert row_partition(indptr, parts).tolist() == expected, (indptr.tolist(), parts)
+
+
+@pytest.mark.parametrize("row_cost", [0, 4])
+def test_row_partition_weighs_rows_by_row_cost(row_cost):
+    rng = np.random.default_rng(row_cost)
+    for trial in range(100):
+        rows, parts = int(rng.integers(0, 40)), int(rng.integers(1, 9))
+        indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, rows))]).astype(np.int32)
+        cost = [int(indptr[k]) + row_cost * k for k in range(rows + 1)]
+        expected = [0] + [next(k for k in range(rows + 1) if cost[k] * parts >= cost[-1] * t)
+                          for t in range(1, parts)] + [rows]
+        assert row_partition(indptr, parts, row_cost).tolist() == expected, (indptr.tolist(), parts)
+
+
+def test_a_row_costs_what_row_cost_says():
+    """Ten rows of 4 entries, then 40 empty rows. A row worth 4 entries: the full rows cost 8
+    each (80), the empty ones 4 (160), so half the work (120) is done at row 20. A row worth
+    one: 5 each (50) and 1 each (40), half (45) at row 9."""
+    indptr = np.concatenate([np.arange(0, 44, 4), np.full(40, 40)]).astype(np.int32)
+    assert row_partition(indptr, 2, row_cost=4).tolist() == [0, 20, 50]
+    assert row_partition(indptr, 2).tolist() == [0, 9, 50]
+
+
+@pytest.mark.parametrize("work, threads, chunks", [
+    (0, 2, 2),  # nothing to do: one chunk per thread
+    (CHUNK_WORK, 2, 2),  # under a chunk's worth per thread
+    (2 * CHUNK_WORK * 3, 2, 6),  # three chunks' worth per thread
+    (10 ** 9, 2, 2 * MAX_CHUNKS_PER_THREAD),  # at most MAX_CHUNKS_PER_THREAD each
+    (10 ** 9, 3, 3 * MAX_CHUNKS_PER_THREAD),
+    (5 * CHUNK_WORK, 1, 4),
+])
+def test_chunk_count_cuts_large_calls_into_several_chunks_per_thread(work, threads, chunks):
+    assert chunk_count(work, threads) == chunks
+
+
+def test_a_built_kernel_runs_a_large_call_in_several_chunks_per_thread():
+    """The partition arguments a built kernel passes: a multiple of the threads, rows weighed by
+    ROW_COST; and the result is SciPy's."""
+    from sparsetir.runtime import specialized
+    from sparsetir.runtime.parallel import num_threads
+
+    A = scipy.sparse.random(3000, 500, density=0.1, format="csr", dtype=np.float32, random_state=1)
+    A.indptr, A.indices = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    X = np.random.default_rng(2).standard_normal((500, 8), dtype=np.float32)
+    kernel = sparsetir.build(sparsetir.parse(_SPMM))
+    calls = []
+    original = specialized._boundaries
+
+    def spy(indptr, rows, chunks, dtype):
+        found = original(indptr, rows, chunks, dtype)
+        calls.append((chunks, found.tolist()))
+        return found
+
+    specialized._boundaries = spy
+    try:
+        C = np.zeros((3000, 8), np.float32)
+        kernel(A.data, X, C, A.indptr, A.indices, 3000, 500, 8, A.nnz)
+    finally:
+        specialized._boundaries = original
+    work, threads = A.nnz + ROW_COST * 3000, max(num_threads(), 1)
+    [(chunks, bounds)] = calls
+    assert chunks == chunk_count(work, threads) == threads * max(1, min(MAX_CHUNKS_PER_THREAD, work // (threads * CHUNK_WORK)))
+    assert bounds == row_partition(A.indptr, chunks, ROW_COST).tolist()
+    np.testing.assert_allclose(C, A @ X, rtol=1e-5, atol=1e-5)
+
+
+_SPMM = """
+from sparsetir.script import tir as T
+
+@T.prim_func
+def spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
+         m: T.int32, n: T.int32, feat: T.int32, nnz: T.int32) -> None:
+    T.func_attr({"global_symbol": "spmm", "tir.noalias": True, "sparse_tir_level": 2})
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+    J_detach = T.dense_fixed(n)
+    K = T.dense_fixed(feat)
+    A = T.match_sparse_buffer(a, (I, J), "float32")
+    B = T.match_sparse_buffer(b, (J_detach, K), "float32")
+    C = T.match_sparse_buffer(c, (I, K), "float32")
+    with T.sp_iter([I, J, K], "SRS", "spmm") as [i, j, k]:
+        with T.init():
+            C[i, k] = T.float32(0)
+        C[i, k] = C[i, k] + A[i, j] * B[j, k]
+"""
 
 
 def test_row_partition_balances_nonzeros():

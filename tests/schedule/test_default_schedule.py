@@ -251,6 +251,44 @@ def test_a_rule_refused_halfway_is_dropped_whole():
     assert_computes_at_width("csr_spmm_detached", 64)
 
 
+# -- register_accumulator -------------------------------------------------------------------
+
+
+def test_register_accumulator_keeps_a_row_sum_in_a_register():
+    result = scheduled("csr_rowsum")
+    assert ("register_accumulator", "csr_rowsum1") in applied(result)
+    lines = [ln.strip() for ln in text(result).splitlines()]
+    assert "B_global[0] = B_global[0] + A[vi, vj]" in lines  # the loop adds into the cache
+    assert [ln for ln in lines if ln.startswith("B[")] == ["B[vi + v0] = B_global[v0]"]  # once
+
+
+def test_register_accumulator_spans_every_level_of_a_csf_reduction():
+    """out[i] += A[i, j, k] over two compressed levels: one accumulator for the whole row, kept
+    across the J loop (not stored back after every J position's K loop)."""
+    result = scheduled("csf_reduction")
+    assert ("register_accumulator", "csf_reduction1") in applied(result)
+    lines = [ln.strip() for ln in text(result).splitlines()]
+    assert "OUT_global[0] = OUT_global[0] + A[vi, vj, vk]" in lines
+    assert [ln for ln in lines if ln.startswith("OUT[")] == ["OUT[vi + v0] = OUT_global[v0]"]
+    write_back = lines.index('with T.sblock("OUT_global"):')
+    assert lines.index("for j in range(J_indptr[vi + 1] - J_indptr[vi]):") < lines.index(
+        "for k in range(K_indptr[vi, vj + 1] - K_indptr[vi, vj]):") < write_back
+    w = WORKLOADS["csf_reduction"]
+    kernel = sparsetir.build(stage1("csf_reduction"))
+    for case in ("random", "empty_rows", "empty_segments"):
+        inputs = w.make_inputs(np.random.default_rng(3), case)
+        expected = w.reference(inputs)
+        kernel(**inputs)
+        np.testing.assert_allclose(inputs["out"], expected["out"], rtol=1e-5, atol=1e-5, err_msg=case)
+
+
+def test_register_accumulator_leaves_an_output_that_moves_with_the_loops():
+    """SpMM's output element moves with the feature loop under the row's entries, and the
+    CSR-to-BSR copy's with its positions: no single accumulator."""
+    for name, widths in (("csr_spmm", {"feat_size": 3}), ("csr_elementwise", {})):
+        assert "register_accumulator" not in [rule for rule, _ in applied(scheduled(name, **widths))]
+
+
 # -- dot_product ----------------------------------------------------------------------------
 
 
