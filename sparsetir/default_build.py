@@ -16,7 +16,7 @@ from .errors import SparseTIRError
 from .ir.function import SparseFunction
 from .ir.stage2 import Stage2Function, partitions_of
 from .runtime.cache import KernelCache
-from .runtime.constraints import IndicesConstraint
+from .runtime.constraints import IndicesConstraint, used_by
 from .runtime.signature import BufferParam, signature_of
 from .runtime.specialized import Partition, Prefetch, SpecializedKernel, Variant
 from .runtime.parallel import num_threads
@@ -38,7 +38,7 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
     stage3 = pipeline.lower(stage2)
     symbol = name or pipeline.function_name(stage3) or "main"
     signature = signature_of(stage3, symbol)
-    base = constraints_of(stage2)
+    base = used_by(constraints_of(stage2), stage3)
     validator = CallValidator(signature, base, device="cpu")
     widths = width_params(func) if isinstance(func, SparseFunction) else []
     arrays = tuple(i for i, p in enumerate(signature.params) if isinstance(p, BufferParam))

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 from .._tvm import structural_walk, tirx, tvm, tvm_ffi
 from ..errors import ArgumentError, DeviceError, LoweringError
 from .cache import Compiled, KernelCache, default_cache
-from .constraints import Constraint
+from .constraints import Constraint, used_by
 from .cpu_form import cpu_form
 from . import cuda
 from .disk_cache import DiskCache, StoredKernel, default_root
@@ -45,6 +45,7 @@ def build_stage3(
         raise TypeError(f"build_stage3 expects a tvm.tirx.PrimFunc, got {type(prim_func).__name__}")
     tgt = as_target(target)
     check_expansion(prim_func)
+    constraints = used_by(constraints, prim_func)
     symbol = name or _global_symbol(prim_func) or "main"
     func = prim_func.with_attr("global_symbol", symbol)
     compiled = (cache if cache is not None else default_cache).get_or_compile(

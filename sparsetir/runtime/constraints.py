@@ -4,6 +4,12 @@ A kernel reads ``indices[indptr[i] + j]`` without bounds checks, so a malformed 
 be an out-of-bounds read. ``constraints_from_axes`` turns the sparse axes of a function into
 these records; ``validate`` checks them on every call.
 
+A kernel that never reads an indices array (a row sum, an elementwise map of the stored
+values, a CSF reduction: their results do not depend on coordinates) is not given that array's
+constraint (``used_by``): checking it could only refuse a call whose answer is well defined,
+and costs a pass over the array per call (a fifth of a CSF row sum's time on email_enron).
+An indptr is always checked: it bounds every loop over its rows.
+
 Sizes are TVM expressions over the scalar parameters (evaluated by name at call time). A count
 of stored positions is a product of ``Count`` factors: an expression, or ``LastOf(indptr)`` for
 a variable axis that declares no nnz (its total is the last entry of its indptr).
@@ -150,3 +156,26 @@ def _with_ancestors(axes: list[Axis]) -> list[Axis]:
             if not any(node.same_as(seen) for seen in ordered):
                 ordered.append(node)
     return ordered
+
+
+def used_by(constraints: Sequence["Constraint"], func: Any) -> list["Constraint"]:
+    """The ``constraints`` a stage-III ``func`` needs: all but those on an indices array that its
+    body never mentions (no load, no view, not even an access region)."""
+    from .._tvm import structural_walk, tirx  # noqa: PLC0415 - TVM loads on first use
+
+    arrays = {c.array for c in constraints if isinstance(c, IndicesConstraint)}
+    if not arrays:
+        return list(constraints)
+    params = {p: str(p.name) for p in func.params if str(p.name) in arrays}
+    mentioned: set[str] = set()
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, tirx.Var):
+            for p, name in params.items():
+                if node.same_as(p):
+                    mentioned.add(name)
+        return True
+
+    structural_walk(func.body, visit)
+    return [c for c in constraints if not isinstance(c, IndicesConstraint) or c.array in mentioned
+            or c.array not in params.values()]

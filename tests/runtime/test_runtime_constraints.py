@@ -1,8 +1,17 @@
-"""constraints_from_axes: which arrays are checked, with which sizes, per axis kind."""
+"""constraints_from_axes: which arrays are checked, with which sizes, per axis kind; used_by:
+which of them a compiled kernel needs."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+import sparsetir
 from sparsetir._tvm import Var, tirx
+from sparsetir.driver import constraints_of
+from sparsetir.errors import ArgumentError
+from sparsetir.runtime.constraints import used_by
+from sparsetir.transforms import pipeline
 from sparsetir.ir.axis import Axis, dense_fixed
 from sparsetir.runtime import IndicesConstraint, IndptrConstraint, LastOf, constraints_from_axes
 from stage3_kernels import csr_axes, dcsr_axes
@@ -68,3 +77,62 @@ def test_variable_axis_without_nnz_counts_positions_from_its_indptr():
     assert ptr.nnz is None
     assert idx.positions == (LastOf("ptr"),)
     assert kidx.positions == (LastOf("ptr"), four)
+
+
+# -- used_by: the checks a compiled kernel needs ----------------------------------------------
+
+_ROWSUM = """
+from sparsetir.script import tir as T
+
+@T.prim_func
+def rowsum(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle,
+           m: T.int32, n: T.int32, nnz: T.int32) -> None:
+    T.func_attr({"global_symbol": "rowsum", "tir.noalias": True, "sparse_tir_level": 2})
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+    A = T.match_sparse_buffer(a, (I, J), "float32")
+    B = T.match_sparse_buffer(b, (I,), "float32")
+    with T.sp_iter([I, J], "SR", "rowsum") as [i, j]:
+        with T.init():
+            B[i] = T.float32(0)
+        B[i] = B[i] + A[i, j]
+"""
+
+_SPMV = _ROWSUM.replace("b: T.handle, indptr", "x: T.handle, b: T.handle, indptr").replace(
+    'B = T.match_sparse_buffer(b, (I,), "float32")',
+    'B = T.match_sparse_buffer(b, (I,), "float32")\n    J_dense = T.dense_fixed(n)\n'
+    '    X = T.match_sparse_buffer(x, (J_dense,), "float32")').replace(
+    "B[i] = B[i] + A[i, j]", "B[i] = B[i] + A[i, j] * X[j]")
+
+
+def _csr_with_a_bad_coordinate():
+    indptr = np.array([0, 2, 2, 5], np.int32)
+    indices = np.array([0, 3, 1, 9, 2], np.int32)  # 9: outside the 4 columns
+    values = np.arange(1, 6, dtype=np.float32)
+    return values, indptr, indices
+
+
+@pytest.mark.parametrize("schedule", ["default", "none"])
+def test_a_kernel_that_never_reads_the_coordinates_does_not_check_them(schedule):
+    """A row sum's answer does not depend on the coordinates: a bad one is not refused (and the
+    indices array is not read at all), while the indptr, which bounds the loops, still is."""
+    func = sparsetir.parse(_ROWSUM)
+    stage2 = pipeline.lower(func, until=pipeline.STAGE_II)
+    assert {c.array for c in used_by(constraints_of(stage2), pipeline.lower(stage2))} == {"indptr"}
+    kernel = sparsetir.build(func) if schedule == "default" else sparsetir.build(func, schedule="none")
+    values, indptr, indices = _csr_with_a_bad_coordinate()
+    out = np.full(3, np.nan, np.float32)
+    kernel(values, out, indptr, indices, 3, 4, 5)
+    np.testing.assert_array_equal(out, [3, 0, 12])
+    with pytest.raises(ArgumentError, match=r"argument 'indptr': .*decreas"):
+        kernel(values, out, np.array([0, 2, 1, 5], np.int32), indices, 3, 4, 5)
+
+
+@pytest.mark.parametrize("schedule", ["default", "none"])
+def test_a_kernel_that_gathers_by_the_coordinates_checks_them(schedule):
+    func = sparsetir.parse(_SPMV)
+    kernel = sparsetir.build(func) if schedule == "default" else sparsetir.build(func, schedule="none")
+    values, indptr, indices = _csr_with_a_bad_coordinate()
+    x = np.ones(4, np.float32)
+    with pytest.raises(ArgumentError, match=r"argument 'indices': out of range at position 3 \(indices\[3\]=9, expected 0 <= value < n = 4\)"):
+        kernel(values, x, np.zeros(3, np.float32), indptr, indices, 3, 4, 5)
