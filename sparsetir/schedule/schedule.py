@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .._tvm import Schedule as TVMSchedule, TVMScheduleError, tirx
 from ..errors import ScheduleError
-from ..ir.axis import FusedAxis
+from ..ir.axis import AxisKind, FusedAxis
 from ..ir.function import SparseFunction
 from ..ir.module import from_prim_func
 from ..ir.stage2 import SEARCHED_ATTR, Stage2Function
@@ -294,11 +294,23 @@ class Schedule:
         return {str(a.indices.name): a.name for a in self.func.axes
                 if a.is_sparse and a.indices is not None and a.sorted}
 
-    def _nested_buffers(self) -> list[str]:
-        """Stage-II buffers laid out by a variable axis (their later dimensions share storage ranges)."""
+    def _nested_buffers(self) -> dict[str, Optional[int]]:
+        """Stage-II buffers laid out by a variable axis (their later dimensions share storage
+        ranges), each with the first of its trailing dense fixed dimensions after its last
+        variable one (None: none): laid out row-major inside each stored position, those still
+        tell elements of one first-dimension row apart."""
         if self._stage != 2:
-            return []
-        return [b.name for b in self.func.buffers if any(a.is_variable for a in b.axes[1:])]
+            return {}
+        nested: dict[str, Optional[int]] = {}
+        for b in self.func.buffers:
+            axes = list(b.axes)
+            if not any(a.is_variable for a in axes[1:]):
+                continue
+            last_variable = max(d for d, a in enumerate(axes) if a.is_variable)
+            tail = last_variable + 1
+            dense = tail < len(axes) and all(a.kind is AxisKind.DENSE_FIXED for a in axes[tail:])
+            nested[b.name] = tail if dense else None
+        return nested
 
     # -- history ---------------------------------------------------------------------------
 

@@ -23,6 +23,12 @@ binds the loop itself after proving what makes the binding safe (``independent_i
    value of dimension ``d`` then names the iteration, so no element is touched by two. For a
    stage-II buffer laid out by a variable axis only the first dimension is used: different
    first positions own disjoint ranges of storage, different later ones need not.
+   Failing one dimension, a *pair* ``(d1, d2)`` may name the iteration: when ``d2``'s index
+   lies in ``[0, c)`` in every access, ``c * index[d1] + index[d2]`` is tested as above (row
+   ``i`` of a 4x4-blocked output at ``[i // 4, ..., i % 4, ...]`` gives ``i``). In a buffer laid
+   out by a variable axis the pair is the first dimension and one of the dense fixed
+   dimensions after the last variable one, which are laid out row-major inside each stored
+   position, so they tell the elements of one first-dimension row apart.
 3. **Atomic accumulations** (``lower_atomic_updates``: ``tirx.cuda.atomic_add`` of an element)
    may collide: a buffer accessed under the loop by atomic adds only is safe whatever its
    indices.
@@ -153,6 +159,8 @@ def _unproven_buffers(node: Any, accesses: "_Accesses", nested: Sequence[str], s
             continue
         dims = [0] if buffer in nested else range(len(found[0].indices))
         if any(_slot_names_iteration(found, d, node.loop_var, accesses) for d in dims):
+            continue
+        if _pair_names_iteration(found, node.loop_var, accesses, _pair_tail(nested, buffer)):
             continue
         axis = next((a for a in (_sorted_slot(found, d, node.loop_var, sorted_indices) for d in dims) if a), None)
         if axis is None:
@@ -328,6 +336,46 @@ def _slot_names_iteration(found: list[_Access], dim: int, v: Var, accesses: _Acc
         elif signature[0] != c or not structural_equal(signature[1], base):
             return False
     return True
+
+
+def _pair_tail(nested: Any, buffer: str) -> Optional[int]:
+    """The first dimension a pair may combine with dimension 0 in ``buffer``: 0 (any pair) for a
+    buffer not laid out by a variable axis, its dense tail for one that is (``nested`` a mapping
+    from ``Schedule._nested_buffers``), None when no pair tells its elements apart."""
+    if buffer not in nested:
+        return 0
+    return nested.get(buffer) if isinstance(nested, Mapping) else None
+
+
+def _pair_names_iteration(found: list[_Access], v: Var, accesses: _Accesses, tail: Optional[int]) -> bool:
+    """Whether two dimensions ``(d1, d2)`` together name the iteration: ``d2``'s index lies in
+    ``[0, c)`` in every access, and ``c * index[d1] + index[d2]`` passes ``_slot_names_iteration``
+    (a row ``i`` of a 4x4-blocked output, written at ``[i // 4, ..., i % 4, ...]``). Such pairs of
+    elements are distinct whenever the combined values are. In a buffer laid out by a variable
+    axis (``tail`` not 0) only the first dimension and one of the dense dimensions from ``tail``
+    on, laid out row-major inside each stored position, may pair."""
+    if tail is None:
+        return False
+    rank = min(len(a.indices) for a in found)
+    analyzer = tvm.sym.Analyzer()
+    for d2 in range(max(tail, 1) if tail else 0, rank):
+        top = 0
+        for a in found:
+            bound = analyzer.const_int_bound(analyzer.simplify(a.indices[d2]))
+            if bound.min_value < 0 or bound.max_value >= 1 << 16:
+                top = -1
+                break
+            top = max(top, int(bound.max_value))
+        if top < 1:
+            continue
+        c = top + 1
+        for d1 in (range(rank) if tail == 0 else [0]):
+            if d1 == d2:
+                continue
+            combined = [_Access(a.buffer, a.kind, (c * a.indices[d1] + a.indices[d2],)) for a in found]
+            if _slot_names_iteration(combined, 0, v, accesses):
+                return True
+    return False
 
 
 def _sorted_slot(found: list[_Access], dim: int, v: Var, sorted_indices: Mapping[str, str]) -> Optional[str]:

@@ -93,6 +93,22 @@ def _after_a_statement(x: T.Buffer((64,), "float32"), y: T.Buffer((4,), "float32
                     x[vi] = x[vi] * T.float32(2)
 
 
+@T.prim_func(s_tir=True)
+def _blocked_rows(x: T.Buffer((16, 8, 4, 4), "float32"), a: T.Buffer((64, 4), "float32")):
+    for i, j in T.grid(64, 4):
+        with T.sblock("copy"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            x[vi // 4, vj * 2, vi % 4, vj] = a[vi, vj]
+
+
+@T.prim_func(s_tir=True)
+def _blocked_rows_overlapping(x: T.Buffer((16, 8, 4, 4), "float32"), a: T.Buffer((64, 4), "float32")):
+    for i, j in T.grid(64, 4):
+        with T.sblock("copy"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            x[vi // 8, vj, vi % 4, vj] = a[vi, vj]
+
+
 def _loop(func, block):
     sch = TVMSchedule(func)
     return sch, sch.get_loops(sch.get_sblock(block))[0]
@@ -113,6 +129,15 @@ def test_a_row_of_elements_per_iteration_is_independent():
     assert independent_iterations(sch, loop) is None
     outer, inner = sch.split(loop, [None, 8])
     assert independent_iterations(sch, outer) is None  # x[8 * o + i, k]: i in [0, 8) stays in o's rows
+
+
+def test_a_row_named_by_a_pair_of_dimensions_is_independent():
+    """Row i of a 4x4-blocked output lives at [i // 4, ..., i % 4, ...]: neither dimension names
+    the row, the pair does (4 * (i // 4) + i % 4 = i)."""
+    sch, loop = _loop(_blocked_rows, "copy")
+    assert independent_iterations(sch, loop) is None
+    sch, loop = _loop(_blocked_rows_overlapping, "copy")  # rows i and i + 4 share [i // 8, ., i % 4]
+    assert "disjoint elements of 'x'" in independent_iterations(sch, loop)
 
 
 def test_a_loop_beside_other_statements_is_refused():

@@ -171,6 +171,15 @@ def test_row_parallel_partitions_csr_rows_by_nonzeros():
     assert result.schedule.func.param_names[-2:] == ["part", "P"]
 
 
+def test_row_parallel_partitions_the_rows_of_a_blocked_output_by_nonzeros():
+    """CSR to BSR writes row i at B[i // 4, block, i % 4, column % 4]: the rows are disjoint (the
+    pair of dimensions names the row, the first of a variable-axis buffer and a dense one inside
+    its blocks), so they run in chunks of equal work, not equal row counts (power-law graphs)."""
+    result = scheduled("csr_to_bsr")
+    assert ("row_parallel", "csr_to_bsr0") in applied(result)
+    assert "for i in range(part[t + 1] - part[t]):" in text(result)
+
+
 def test_row_parallel_runs_equal_rows_without_an_indptr():
     """ELL rows all have the same work: a plain parallel loop over the rows, no partition."""
     result = scheduled("ell_spmm", feat_size=64)
