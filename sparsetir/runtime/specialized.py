@@ -116,6 +116,9 @@ class SpecializedKernel(KernelBase):
         self._width_positions = [signature.names.index(w) for w in self.widths]
         self._make = make
         self._threads = threads
+        #: (the validator's record of a call, threads, variant, launch arguments, work) of the
+        #: last checked call the validator's fast path accepted: a call repeating it reuses them
+        self._memo: Optional[tuple] = None
         # by (width values or None for the generic variant, prefetched lines or -1 for none)
         self._variants: dict[tuple[Optional[tuple[int, ...]], int], Variant] = {}
         self._lock = threading.Lock()
@@ -165,7 +168,22 @@ class SpecializedKernel(KernelBase):
     def __call__(self, *args: Any, check: bool = True, **kwargs: Any) -> None:
         """Run the kernel; with ``check=False`` skip validation (malformed input is then undefined)."""
         values = bind_arguments(self, args, kwargs)
-        prepared = self._validator(values) if check else prepare_unchecked(self.signature, values)
+        threads = max(self._threads(), 1)
+        if check:
+            prepared, seen = self._validator.prepare(values)
+            memo = self._memo
+            if seen is not None and memo is not None and memo[0] is seen and memo[1] == threads:
+                # The very arguments of the call the memo was made for (a model's loop): its
+                # variant, its partition and its launch arguments hold (the partition and the
+                # prefetch decision read the contents of arrays that may have changed in place
+                # since, which costs balance or speed only, never correctness).
+                _, _, variant, arguments, work = memo
+                if variant.checks is not None:
+                    variant.checks(prepared)
+                launch(variant.kernel, arguments, work)
+                return
+        else:
+            prepared, seen = prepare_unchecked(self.signature, values), None
         key = (self._key(prepared), -1)
         variant = self._variants.get(key) or self._get(key)
         if check and variant.checks is not None:
@@ -176,7 +194,10 @@ class SpecializedKernel(KernelBase):
             if lines >= 0:
                 key = (key[0], lines)
                 variant = self._variants.get(key) or self._get(key)
-        launch(variant.kernel, variant.arguments(prepared, max(self._threads(), 1)), variant.estimated_work(prepared))
+        arguments, work = variant.arguments(prepared, threads), variant.estimated_work(prepared)
+        if seen is not None:
+            self._memo = (seen, threads, variant, arguments, work)
+        launch(variant.kernel, arguments, work)
 
     def _key(self, prepared: list) -> Optional[tuple[int, ...]]:
         if not self.widths:

@@ -72,10 +72,20 @@ class CallValidator:
 
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Check ``values`` (one per parameter); return what to pass to the compiled function."""
+        return self.prepare(values)[0]
+
+    def prepare(self, values: Sequence[Any]) -> tuple[list[Any], Optional[tuple]]:
+        """``self(values)``, and the record (``_snapshot``) of the fast path's last whole check
+        when ``values`` are that call's arguments (the very array objects, equal scalars), else
+        None. Two calls given the same record passed the same objects: a caller may keep what it
+        derived from the first call's arguments for the second."""
         if self._fast:
-            prepared = self._fast_path(values)
-            if prepared is not None:
-                return prepared
+            found = self._fast_path(values)
+            if found is not None:
+                return found
+        return self._general(values), None
+
+    def _general(self, values: Sequence[Any]) -> list[Any]:
         prepared = list(values)
         env: dict[str, int] = {}
         for i, p, bounds in self._scalars:
@@ -136,19 +146,21 @@ class CallValidator:
             else:
                 check_indices(c, hosts, env)
 
-    def _fast_path(self, values: Sequence[Any]) -> Optional[list[Any]]:
+    def _fast_path(self, values: Sequence[Any]) -> Optional[tuple[list[Any], tuple]]:
         """The checks of ``__call__`` for the common call (integer scalars in range; contiguous,
         aligned, writeable, non-empty numpy arrays of the right dtype and rank), at a fraction
-        of its cost; None when anything is unusual, for the general path to check (or adapt)
-        and explain. The structure checks are the general path's and raise its errors.
+        of its cost, with the record of the call (``_snapshot``); None when anything is unusual,
+        for the general path to check (or adapt) and explain. The structure checks are the
+        general path's and raise its errors.
 
         A call with the very array objects of the last one (same shapes, strides, flags and
         dtypes: a model's loop) and the same scalars skips all but the structure checks, which
         look at the arrays' contents: those may have changed in place."""
-        same = self._same_as_last(values)
+        last = self._last
+        same = self._same_as(values, last) if last is not None else None
         if same is not None:
             self._contents(values, same, known=True)
-            return list(values)
+            return list(values), last
         env: dict[str, int] = {}
         for i, name, lo, hi, is_size in self._fast_scalars:
             v = values[i]
@@ -176,8 +188,8 @@ class CallValidator:
                     if j != i and np.may_share_memory(out, values[j]):
                         return None
         self._contents(values, env)
-        self._last = self._snapshot(values, env)
-        return list(values)
+        snapshot = self._last = self._snapshot(values, env)
+        return list(values), snapshot
 
     def _contents(self, values: Sequence[Any], env: dict[str, int], known: bool = False) -> None:
         """The structure checks on a fast-path call's numpy arrays: by the compiled plan of the
@@ -217,18 +229,16 @@ class CallValidator:
                     check_indices(c, hosts, env)
 
     def _snapshot(self, values: Sequence[Any], env: dict[str, int]) -> tuple:
-        """What ``_same_as_last`` compares a later call with (weak references: the arrays are
+        """What ``_same_as`` compares a later call with (weak references: the arrays are
         never kept alive by it, and an identity cannot be reused while it is alive)."""
         arrays = tuple((weakref.ref(values[i]), values[i].shape, values[i].strides, values[i].flags.num,
                         values[i].dtype) for i, _, _, _, _ in self._fast_buffers)
         return tuple(values[i] for i, _, _, _, _ in self._fast_scalars), arrays, env
 
-    def _same_as_last(self, values: Sequence[Any]) -> Optional[dict[str, int]]:
-        """The sizes of the last fully checked call when ``values`` are that call's arguments
-        (identical array objects, unchanged in shape, strides, flags and dtype; equal scalars)."""
-        last = self._last
-        if last is None:
-            return None
+    def _same_as(self, values: Sequence[Any], last: tuple) -> Optional[dict[str, int]]:
+        """The sizes of the fully checked call ``last`` (a ``_snapshot``) when ``values`` are
+        that call's arguments (identical array objects, unchanged in shape, strides, flags and
+        dtype; equal scalars)."""
         scalars, arrays, env = last
         for (i, *_), v in zip(self._fast_scalars, scalars):
             if values[i] is not v and (type(values[i]) is not int or values[i] != v):

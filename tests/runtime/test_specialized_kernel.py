@@ -210,6 +210,36 @@ def test_inputs_are_never_modified(kernel):
         np.testing.assert_array_equal(args[name], value, err_msg=name)
 
 
+def test_a_repeated_call_reads_its_arrays_again_and_checks_them_again():
+    """A call with the very arrays of the last one reuses its variant and launch arguments: it
+    still reads what the arrays hold now, refuses indices edited out of range in place, and a
+    call with other arrays of the same shapes runs on those."""
+    from sparsetir.errors import ArgumentError
+
+    kernel = fresh_kernel()
+    rng = np.random.default_rng(11)
+    a = random_csr(rng, 40, 30, empty_rows=(5,))
+    x = rng.standard_normal((30, FEAT)).astype(np.float32)
+    args = spmm_args(a, x, np.full((40, FEAT), np.nan, np.float32))
+    for _ in range(3):
+        kernel(**args)
+    np.testing.assert_allclose(args["c"], expected(a, x), rtol=1e-5, atol=1e-5)
+    a.data *= 2  # in place: the same array objects
+    x[:] = rng.standard_normal(x.shape)
+    kernel(**args)
+    np.testing.assert_allclose(args["c"], expected(a, x), rtol=1e-5, atol=1e-5)
+    other = random_csr(rng, 40, 30)
+    y = rng.standard_normal((30, FEAT)).astype(np.float32)
+    c = np.full((40, FEAT), np.nan, np.float32)
+    kernel(**spmm_args(other, y, c))
+    np.testing.assert_allclose(c, expected(other, y), rtol=1e-5, atol=1e-5)
+    kernel(**args)  # back to the first arrays
+    np.testing.assert_allclose(args["c"], expected(a, x), rtol=1e-5, atol=1e-5)
+    a.indices[-1] = 30  # edited in place, out of range
+    with pytest.raises(ArgumentError, match=r"argument 'indices': out of range"):
+        kernel(**args)
+
+
 # -- argument errors ------------------------------------------------------------------------
 
 
