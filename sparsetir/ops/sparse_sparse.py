@@ -397,6 +397,17 @@ def _torch_indices(pattern: Pattern, index_dtype: np.dtype) -> tuple[Any, Any]:
 # --- the operations -----------------------------------------------------------------------------
 
 
+def _library(*operands: Any) -> Any:
+    """``torch_library`` when the call belongs to its custom ops: a ``CsrTensors`` operand, or
+    under ``torch.compile``; else None."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    from .autograd import _library as library
+
+    return library(*operands)
+
+
 def _needs_grad(*operands: Any) -> bool:
     torch = sys.modules.get("torch")
     return (torch is not None and torch.is_grad_enabled()
@@ -407,6 +418,9 @@ def add(A: Any, B: Any) -> Any:
     """``A + B`` for two CSR matrices of one shape (SciPy or torch, the same kind and dtype):
     a CSR matrix of that kind on the union of their patterns, rows sorted. The rows of ``A``
     and ``B`` must be sorted without repeated columns."""
+    lib = _library(A, B)
+    if lib is not None:
+        return lib.add(A, B)
     if _needs_grad(A, B):
         return _autograd("add", A, B, None)
     return compute("add", A, B, None)[0]
@@ -416,6 +430,9 @@ def multiply(A: Any, B: Any) -> Any:
     """The elementwise product ``A ⊙ B`` (SciPy's ``A.multiply(B)``) for two CSR matrices of one
     shape, on the intersection of their patterns; rows sorted without repeated columns, as in
     ``add``."""
+    lib = _library(A, B)
+    if lib is not None:
+        return lib.multiply(A, B)
     if _needs_grad(A, B):
         return _autograd("multiply", A, B, None)
     return compute("multiply", A, B, None)[0]
@@ -427,6 +444,9 @@ def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
     without repeated columns; its values are not read), the result has exactly ``mask``'s
     pattern and holds ``A @ B`` there (0 where no product lands): the product is never formed
     elsewhere."""
+    lib = _library(A, B, mask)
+    if lib is not None:
+        return lib.spgemm(A, B, mask)
     if _needs_grad(A, B):
         return _autograd("spgemm", A, B, mask)
     return compute("spgemm", A, B, mask)[0]

@@ -18,7 +18,12 @@ whose backward calls these same ops, so the backward graph has no breaks either:
   dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` for the row sums);
 - ``ell_spmm(indices, values, X)`` with (m, width) ``indices``/``values``: dX = Aᵀ·G (``spmm``
   over the ELL matrix as CSR), d values = G[i]·X[j] (``sddmm``; a gather when a row is longer
-  than the column count).
+  than the column count);
+- ``add``, ``multiply`` and ``spgemm`` (two CSR operands given by their components, and for
+  ``spgemm`` an optional mask's ``crow, col``): the result's ``crow, col, values``, its number
+  of entries known only at run time (an unbacked size while tracing, the mask's with a mask);
+  their backward is one more op, ``sparse_pair_backward``, with ``sparse_sparse.gradients``'
+  rules (for spgemm, masked SpGEMMs over the operands' own patterns).
 
 These are the gradient rules of ``autograd.py``. The real implementations call the same
 compiled kernels as the eager ops; a structure is prepared once, keyed by its index tensors'
@@ -133,6 +138,74 @@ def _ell_spmm(indices: Tensor, values: Tensor, X: Tensor) -> Tensor:
     return _ops._ell_spmm(indices, values.detach(), X.detach(), None)
 
 
+def _operands(a_crow: Tensor, a_col: Tensor, a_values: Tensor, a_rows: int, a_cols: int, b_crow: Tensor,
+              b_col: Tensor, b_values: Tensor, b_rows: int, b_cols: int, m_crow: Optional[Tensor],
+              m_col: Optional[Tensor]) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    """The operands as torch sparse CSR tensors (no copies; their structures are prepared and
+    checked by ``sparse_sparse``, once per structure)."""
+    A = torch.sparse_csr_tensor(a_crow, a_col, _values(a_values), size=(a_rows, a_cols), check_invariants=False)
+    B = torch.sparse_csr_tensor(b_crow, b_col, _values(b_values), size=(b_rows, b_cols), check_invariants=False)
+    M = None
+    if m_crow is not None and m_col is not None:
+        M = torch.sparse_csr_tensor(m_crow, m_col, torch.zeros(m_col.shape[0], dtype=a_values.dtype),
+                                    size=(a_rows, b_cols), check_invariants=False)
+    return A, B, M
+
+
+def _own(t: Tensor, inputs: tuple) -> Tensor:
+    """``t``, copied when it shares memory with one of ``inputs`` (a custom op's outputs may not
+    alias its inputs: a masked product's structure is the mask's)."""
+    ptr = t.untyped_storage().data_ptr()
+    if any(isinstance(x, Tensor) and x.untyped_storage().data_ptr() == ptr for x in inputs):
+        return t.clone()
+    return t
+
+
+def _pair(op: str, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
+    from . import sparse_sparse
+
+    A, B, M = _operands(*args)
+    out = sparse_sparse.compute(op, A, B, M)[0]
+    inputs = tuple(a for a in args if isinstance(a, Tensor))
+    return (_own(out.crow_indices(), inputs), _own(out.col_indices(), inputs), _own(out.values(), inputs))
+
+
+def _add(a_crow: Tensor, a_col: Tensor, a_values: Tensor, a_rows: int, a_cols: int, b_crow: Tensor, b_col: Tensor,
+         b_values: Tensor, b_rows: int, b_cols: int) -> tuple[Tensor, Tensor, Tensor]:
+    return _pair("add", a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols, None, None)
+
+
+def _multiply(a_crow: Tensor, a_col: Tensor, a_values: Tensor, a_rows: int, a_cols: int, b_crow: Tensor,
+              b_col: Tensor, b_values: Tensor, b_rows: int, b_cols: int) -> tuple[Tensor, Tensor, Tensor]:
+    return _pair("multiply", a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols,
+                 None, None)
+
+
+def _spgemm(a_crow: Tensor, a_col: Tensor, a_values: Tensor, a_rows: int, a_cols: int, b_crow: Tensor,
+            b_col: Tensor, b_values: Tensor, b_rows: int, b_cols: int, m_crow: Optional[Tensor] = None,
+            m_col: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Tensor]:
+    return _pair("spgemm", a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols,
+                 m_crow, m_col)
+
+
+def _sparse_pair_backward(op: str, a_crow: Tensor, a_col: Tensor, a_values: Tensor, a_rows: int, a_cols: int,
+                          b_crow: Tensor, b_col: Tensor, b_values: Tensor, b_rows: int, b_cols: int,
+                          m_crow: Optional[Tensor], m_col: Optional[Tensor], g_values: Tensor, want_a: bool,
+                          want_b: bool) -> tuple[Tensor, Tensor]:
+    """The gradients of ``A``'s and ``B``'s values (zeros where not wanted) from the result's
+    values' gradient ``g_values``, at the result's entries in ``op``'s own order."""
+    from . import sparse_sparse
+
+    A, B, M = _operands(a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols,
+                        m_crow, m_col)
+    _, a, b, pattern = sparse_sparse.compute(op, A, B, M)  # the pattern is cached: the values again
+    g = _values(g_values).numpy()
+    dA, dB = sparse_sparse.gradients(op, a, b, pattern, g, (want_a, want_b))
+    zeros = lambda v: torch.zeros_like(v)  # noqa: E731
+    return (torch.from_numpy(dA) if dA is not None else zeros(a_values),
+            torch.from_numpy(dB) if dB is not None else zeros(b_values))
+
+
 # The registered ops (``torch.ops.sparsetir.<name>``); calling one goes through the dispatcher.
 spmm_op = torch.library.custom_op("sparsetir::spmm", _spmm, mutates_args=())
 sddmm_op = torch.library.custom_op("sparsetir::sddmm", _sddmm, mutates_args=())
@@ -140,6 +213,11 @@ spmv_op = torch.library.custom_op("sparsetir::spmv", _spmv, mutates_args=())
 segment_sum_op = torch.library.custom_op("sparsetir::segment_sum", _segment_sum, mutates_args=())
 softmax_op = torch.library.custom_op("sparsetir::softmax", _softmax, mutates_args=())
 ell_spmm_op = torch.library.custom_op("sparsetir::ell_spmm", _ell_spmm, mutates_args=())
+add_op = torch.library.custom_op("sparsetir::add", _add, mutates_args=())
+multiply_op = torch.library.custom_op("sparsetir::multiply", _multiply, mutates_args=())
+spgemm_op = torch.library.custom_op("sparsetir::spgemm", _spgemm, mutates_args=())
+sparse_pair_backward_op = torch.library.custom_op("sparsetir::sparse_pair_backward", _sparse_pair_backward,
+                                                  mutates_args=())
 
 
 # --- fake implementations: the result's shape and dtype -----------------------------------------
@@ -173,6 +251,33 @@ def _(crow, col, values, rows, cols):
 @ell_spmm_op.register_fake
 def _(indices, values, X):
     return values.new_empty((values.shape[0], X.shape[1]))
+
+
+def _pair_fake(a_crow, b_crow, a_values, rows, nnz):
+    index = torch.int64 if torch.int64 in (a_crow.dtype, b_crow.dtype) else torch.int32
+    return a_crow.new_empty((rows + 1,), dtype=index), a_crow.new_empty((nnz,), dtype=index), a_values.new_empty((nnz,))
+
+
+@add_op.register_fake
+def _(a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols):
+    return _pair_fake(a_crow, b_crow, a_values, a_rows, torch.library.get_ctx().new_dynamic_size())
+
+
+@multiply_op.register_fake
+def _(a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols):
+    return _pair_fake(a_crow, b_crow, a_values, a_rows, torch.library.get_ctx().new_dynamic_size())
+
+
+@spgemm_op.register_fake
+def _(a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols, m_crow=None, m_col=None):
+    nnz = m_col.shape[0] if m_col is not None else torch.library.get_ctx().new_dynamic_size()
+    return _pair_fake(a_crow, b_crow, a_values, a_rows, nnz)
+
+
+@sparse_pair_backward_op.register_fake
+def _(op, a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols, m_crow, m_col,
+      g_values, want_a, want_b):
+    return torch.empty_like(a_values), torch.empty_like(b_values)
 
 
 # --- gradients ----------------------------------------------------------------------------------
@@ -296,7 +401,33 @@ def _ell_spmm_backward(ctx, G):
     return None, dvalues, dX
 
 
+def _pair_setup(op: str) -> Any:
+    def setup(ctx, inputs, output):
+        ctx.op = op
+        tensors = [x for x in inputs if isinstance(x, Tensor)]
+        ctx.save_for_backward(*tensors)
+        ctx.layout = [isinstance(x, Tensor) for x in inputs]
+        ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
+        ctx.count = len(inputs)
+    return setup
+
+
+def _pair_backward(ctx, g_crow, g_col, g_values):
+    saved, scalars = iter(ctx.saved_tensors), iter(ctx.scalars)
+    inputs = [next(saved) if is_tensor else next(scalars) for is_tensor in ctx.layout]
+    args = inputs + [None, None] * (ctx.count == 10)  # add and multiply have no mask
+    dA, dB = sparse_pair_backward_op(ctx.op, *args, g_values, bool(ctx.needs_input_grad[2]),
+                                     bool(ctx.needs_input_grad[7]))
+    grads = [None] * ctx.count
+    grads[2] = dA if ctx.needs_input_grad[2] else None
+    grads[7] = dB if ctx.needs_input_grad[7] else None
+    return tuple(grads)
+
+
 spmm_op.register_autograd(_spmm_backward, setup_context=_spmm_setup)
+add_op.register_autograd(_pair_backward, setup_context=_pair_setup("add"))
+multiply_op.register_autograd(_pair_backward, setup_context=_pair_setup("multiply"))
+spgemm_op.register_autograd(_pair_backward, setup_context=_pair_setup("spgemm"))
 sddmm_op.register_autograd(_sddmm_backward, setup_context=_sddmm_setup)
 spmv_op.register_autograd(_spmv_backward, setup_context=_spmv_setup)
 segment_sum_op.register_autograd(_segment_sum_backward, setup_context=_segment_sum_setup)
@@ -392,6 +523,39 @@ def ell_spmm(indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> T
     if _direct(values, X):
         return _ell_spmm(indices, values, X)
     return ell_spmm_op(indices, values, X)
+
+
+def _pair_front(op: str, A: Any, B: Any, mask: Any = None) -> CsrTensors:
+    a_crow, a_col, a_values, (a_rows, a_cols) = _parts(f"{op}: A", A)
+    b_crow, b_col, b_values, (b_rows, b_cols) = _parts(f"{op}: B", B)
+    args = (a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols)
+    if mask is not None:
+        m_crow, m_col, _, _ = _parts(f"{op}: mask", mask)
+        args += (m_crow, m_col)
+    direct = _direct(a_values, b_values)
+    if op == "add":
+        crow, col, values = _add(*args) if direct else add_op(*args)
+    elif op == "multiply":
+        crow, col, values = _multiply(*args) if direct else multiply_op(*args)
+    else:
+        crow, col, values = _spgemm(*args) if direct else spgemm_op(*args)
+    return CsrTensors(crow, col, values, (a_rows, b_cols))
+
+
+def add(A: Any, B: Any) -> CsrTensors:
+    """``ops.add`` through ``sparsetir::add``: ``CsrTensors`` on the union of the patterns."""
+    return _pair_front("add", A, B)
+
+
+def multiply(A: Any, B: Any) -> CsrTensors:
+    """``ops.multiply`` through ``sparsetir::multiply``: ``CsrTensors`` on the intersection."""
+    return _pair_front("multiply", A, B)
+
+
+def spgemm(A: Any, B: Any, mask: Any = None) -> CsrTensors:
+    """``ops.spgemm`` through ``sparsetir::spgemm``: ``CsrTensors`` of ``A @ B`` (on ``mask``'s
+    pattern with a mask)."""
+    return _pair_front("spgemm", A, B, mask)
 
 
 def _bsr_spmm_eager(A: Any, X: Any) -> Any:

@@ -294,3 +294,71 @@ def test_bsr_spmm_runs_eagerly_in_a_graph_break():
     explanation = torch._dynamo.explain(f)(X)
     assert explanation.graph_break_count == 1
     torch.testing.assert_close(torch.compile(f, backend="aot_eager")(X), torch.from_numpy(B @ (2 * X.numpy())) + 1)
+
+
+# -- two sparse operands: add, multiply, spgemm ----------------------------------------------
+
+
+def _pair_inputs():
+    A = random_csr(12, 9, 0.3, 11, np.float64)
+    B = random_csr(9, 10, 0.3, 12, np.float64)
+    C = random_csr(12, 9, 0.3, 13, np.float64)
+    M = random_csr(12, 10, 0.3, 14, np.float64)
+    return A, B, C, M
+
+
+def _dense(t: ops.CsrTensors) -> np.ndarray:
+    return t.to_sparse_csr().to_dense().numpy()
+
+
+def test_sparse_pairs_of_csr_tensors_give_csr_tensors():
+    A, B, C, M = _pair_inputs()
+    for got, expected in (
+        (ops.add(_tensors(A), _tensors(C)), (A + C).toarray()),
+        (ops.multiply(_tensors(A), _tensors(C)), A.multiply(C).toarray()),
+        (ops.spgemm(_tensors(A), _tensors(B)), (A @ B).toarray()),
+        (ops.spgemm(_tensors(A), _tensors(B), mask=_tensors(M)), (A @ B).multiply(M != 0).toarray()),
+    ):
+        assert type(got) is ops.CsrTensors
+        assert got.crow_indices.dtype == torch.int64 and got.col_indices.dtype == torch.int64
+        np.testing.assert_allclose(_dense(got), expected, rtol=1e-12, atol=1e-12)
+    masked = ops.spgemm(_tensors(A), _tensors(B), mask=_tensors(M))
+    assert torch.equal(masked.col_indices, torch.from_numpy(M.indices.astype(np.int64)))
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "spgemm", "masked"])
+def test_gradcheck_of_sparse_pairs_eager_and_compiled(op):
+    A, B, C, M = _pair_inputs()
+    other = C if op in ("add", "multiply") else B
+    a, b = _tensors(A), _tensors(other)
+    va, vb = _leaf(A.data), _leaf(other.data)
+
+    def f(va, vb):
+        left, right = ops.CsrTensors(a[0], a[1], va, a.shape), ops.CsrTensors(b[0], b[1], vb, b.shape)
+        if op == "masked":
+            return ops.spgemm(left, right, mask=_tensors(M)).values
+        return getattr(ops, op)(left, right).values
+
+    assert torch.autograd.gradcheck(f, (va, vb))
+    torch._dynamo.reset()  # each case's own graph, not a recompilation of the last case's code
+    assert torch.autograd.gradcheck(torch.compile(f, backend="aot_eager", fullgraph=True), (va, vb))
+
+
+def test_a_compiled_sparse_product_feeds_dense_ops():
+    """A·B's number of entries is known only at run time: the compiled graph carries it as an
+    unbacked size through the ops after it, forward and backward."""
+    A, B, _, _ = _pair_inputs()
+    a, b = _tensors(A), _tensors(B)
+    X = torch.randn(10, 3, dtype=torch.float64)
+
+    def f(va, X):
+        product = ops.spgemm(ops.CsrTensors(a[0], a[1], va, a.shape), b)
+        return ops.spmm(product, X).sum() + (product.values ** 2).sum()
+
+    va_eager, va_compiled = _leaf(A.data), _leaf(A.data)
+    eager = f(va_eager, X)
+    eager.backward()
+    compiled = torch.compile(f, backend="aot_eager", fullgraph=True)(va_compiled, X)
+    compiled.backward()
+    torch.testing.assert_close(compiled, eager)
+    torch.testing.assert_close(va_compiled.grad, va_eager.grad)
