@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -114,7 +115,7 @@ def test_a_built_kernel_runs_a_large_call_in_several_chunks_per_thread():
     A = scipy.sparse.random(3000, 500, density=0.1, format="csr", dtype=np.float32, random_state=1)
     A.indptr, A.indices = A.indptr.astype(np.int32), A.indices.astype(np.int32)
     X = np.random.default_rng(2).standard_normal((500, 8), dtype=np.float32)
-    kernel = sparsetir.build(sparsetir.parse(_SPMM))
+    kernel = sparsetir.build(sparsetir.parse_file(_SPMM))
     calls = []
     original = specialized._boundaries
 
@@ -136,25 +137,8 @@ def test_a_built_kernel_runs_a_large_call_in_several_chunks_per_thread():
     np.testing.assert_allclose(C, A @ X, rtol=1e-5, atol=1e-5)
 
 
-_SPMM = """
-from sparsetir.script import tir as T
-
-@T.prim_func
-def spmm(a: T.handle, b: T.handle, c: T.handle, indptr: T.handle, indices: T.handle,
-         m: T.int32, n: T.int32, feat: T.int32, nnz: T.int32) -> None:
-    T.func_attr({"global_symbol": "spmm", "tir.noalias": True, "sparse_tir_level": 2})
-    I = T.dense_fixed(m)
-    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
-    J_detach = T.dense_fixed(n)
-    K = T.dense_fixed(feat)
-    A = T.match_sparse_buffer(a, (I, J), "float32")
-    B = T.match_sparse_buffer(b, (J_detach, K), "float32")
-    C = T.match_sparse_buffer(c, (I, K), "float32")
-    with T.sp_iter([I, J, K], "SRS", "spmm") as [i, j, k]:
-        with T.init():
-            C[i, k] = T.float32(0)
-        C[i, k] = C[i, k] + A[i, j] * B[j, k]
-"""
+#: The example's CSR SpMM script (a user's script, built with the default schedule).
+_SPMM = Path(__file__).resolve().parents[2] / "examples" / "csr_spmm.py"
 
 
 def test_row_partition_balances_nonzeros():

@@ -3,6 +3,8 @@ which of them a compiled kernel needs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -81,28 +83,25 @@ def test_variable_axis_without_nnz_counts_positions_from_its_indptr():
 
 # -- used_by: the checks a compiled kernel needs ----------------------------------------------
 
-_ROWSUM = """
-from sparsetir.script import tir as T
+#: The example's row sum (its answer does not depend on the coordinates).
+_ROWSUM = (Path(__file__).resolve().parents[2] / "examples" / "csr_rowsum.py").read_text()
 
-@T.prim_func
-def rowsum(a: T.handle, b: T.handle, indptr: T.handle, indices: T.handle,
-           m: T.int32, n: T.int32, nnz: T.int32) -> None:
-    T.func_attr({"global_symbol": "rowsum", "tir.noalias": True, "sparse_tir_level": 2})
-    I = T.dense_fixed(m)
-    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
-    A = T.match_sparse_buffer(a, (I, J), "float32")
-    B = T.match_sparse_buffer(b, (I,), "float32")
-    with T.sp_iter([I, J], "SR", "rowsum") as [i, j]:
-        with T.init():
-            B[i] = T.float32(0)
-        B[i] = B[i] + A[i, j]
-"""
+def _edited(text: str, *edits: tuple[str, str]) -> str:
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
 
-_SPMV = _ROWSUM.replace("b: T.handle, indptr", "x: T.handle, b: T.handle, indptr").replace(
-    'B = T.match_sparse_buffer(b, (I,), "float32")',
-    'B = T.match_sparse_buffer(b, (I,), "float32")\n    J_dense = T.dense_fixed(n)\n'
-    '    X = T.match_sparse_buffer(x, (J_dense,), "float32")').replace(
-    "B[i] = B[i] + A[i, j]", "B[i] = B[i] + A[i, j] * X[j]")
+
+#: The row sum made an SpMV: it gathers x by the coordinates.
+_SPMV = _edited(
+    _ROWSUM,
+    ("    b: T.handle,\n", "    x: T.handle,\n    b: T.handle,\n"),
+    ('B = T.match_sparse_buffer(b, (I,), "float32")',
+     'B = T.match_sparse_buffer(b, (I,), "float32")\n    J_dense = T.dense_fixed(n)\n'
+     '    X = T.match_sparse_buffer(x, (J_dense,), "float32")'),
+    ("B[i] = B[i] + A[i, j]", "B[i] = B[i] + A[i, j] * X[j]"),
+)
 
 
 def _csr_with_a_bad_coordinate():
