@@ -116,8 +116,9 @@ class SpecializedKernel(KernelBase):
         self._width_positions = [signature.names.index(w) for w in self.widths]
         self._make = make
         self._threads = threads
-        #: (the validator's record of a call, threads, variant, launch arguments, work) of the
-        #: last checked call the validator's fast path accepted: a call repeating it reuses them
+        #: (the validator's record of a call, threads, variant, the launch arguments computed
+        #: here by position, work) of the last checked call the validator's fast path accepted:
+        #: a call repeating it reuses them (the record holds the call's arrays weakly)
         self._memo: Optional[tuple] = None
         # by (width values or None for the generic variant, prefetched lines or -1 for none)
         self._variants: dict[tuple[Optional[tuple[int, ...]], int], Variant] = {}
@@ -177,9 +178,10 @@ class SpecializedKernel(KernelBase):
                 # variant, its partition and its launch arguments hold (the partition and the
                 # prefetch decision read the contents of arrays that may have changed in place
                 # since, which costs balance or speed only, never correctness).
-                _, _, variant, arguments, work = memo
+                _, _, variant, computed, work = memo
                 if variant.checks is not None:
                     variant.checks(prepared)
+                arguments = [prepared[i] if i is not None else computed[k] for k, i in enumerate(variant.sources)]
                 launch(variant.kernel, arguments, work)
                 return
         else:
@@ -196,7 +198,9 @@ class SpecializedKernel(KernelBase):
                 variant = self._variants.get(key) or self._get(key)
         arguments, work = variant.arguments(prepared, threads), variant.estimated_work(prepared)
         if seen is not None:
-            self._memo = (seen, threads, variant, arguments, work)
+            # only the arguments computed here: the caller's arrays are not kept alive by it
+            computed = {k: arguments[k] for k, i in enumerate(variant.sources) if i is None}
+            self._memo = (seen, threads, variant, computed, work)
         launch(variant.kernel, arguments, work)
 
     def _key(self, prepared: list) -> Optional[tuple[int, ...]]:

@@ -240,6 +240,23 @@ def test_a_repeated_call_reads_its_arrays_again_and_checks_them_again():
         kernel(**args)
 
 
+def test_a_kernel_does_not_keep_the_arrays_of_its_last_call_alive():
+    import gc
+    import weakref
+
+    kernel = fresh_kernel()
+    rng = np.random.default_rng(12)
+    a = random_csr(rng, 20, 16)
+    x = rng.standard_normal((16, FEAT)).astype(np.float32)
+    args = spmm_args(a, x, np.full((20, FEAT), np.nan, np.float32))
+    kernel(**args)
+    kernel(**args)  # a repeated call: the one that reuses the last call's launch arguments
+    refs = [weakref.ref(v) for v in args.values() if isinstance(v, np.ndarray)]
+    del a, x, args
+    gc.collect()
+    assert all(ref() is None for ref in refs)
+
+
 # -- argument errors ------------------------------------------------------------------------
 
 
