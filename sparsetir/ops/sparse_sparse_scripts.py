@@ -158,6 +158,27 @@ def _radix_pass(src, src_lo, dst, dst_lo, length, low, shift, hist, t, run):
         hist[t, digit] = hist[t, digit] + 1
 
 
+@T.macro
+def _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i, with_bits):
+    """Row ``i``'s products in one pass: each column marked in chunk ``t``'s marker row (and,
+    ``with_bits``, its bit set in the chunk's ``bits`` row), its first product starting its sum
+    in ``acc``, the others adding to it."""
+    for pp in range(a_indptr[i + 1] - a_indptr[i]):
+        p: T.let = a_indptr[i] + pp
+        r: T.let = a_indices[p]
+        av: T.let = a_values[p]
+        for qq in range(b_indptr[r + 1] - b_indptr[r]):
+            q: T.let = b_indptr[r] + qq
+            c: T.let = b_indices[q]
+            if marker[t, c] != i:
+                marker[t, c] = i
+                acc[t, c] = av * b_values[q]
+                if with_bits:
+                    bits[t, c >> 6] = bits[t, c >> 6] | (T.uint64(1) << T.Cast("uint64", c & 63))
+            else:
+                acc[t, c] = acc[t, c] + av * b_values[q]
+
+
 def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
     """``A @ B`` at the row pointer ``c_indptr`` (from ``spgemm_count``): the sorted columns
     ``c_indices`` and the values ``c_values``, the first time a pair of structures meets.
@@ -208,19 +229,8 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     # (marker and a bit per column in the chunk's ``bits`` row) and sums the
                     # products; the set bits, word by word, then list them in order, and the
                     # words are cleared again.
-                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                        p: T.let = a_indptr[i] + pp
-                        r: T.let = a_indices[p]
-                        av: T.let = a_values[p]
-                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                            q: T.let = b_indptr[r] + qq
-                            c: T.let = b_indices[q]
-                            if marker[t, c] != i:
-                                marker[t, c] = i
-                                acc[t, c] = av * b_values[q]
-                                bits[t, c >> 6] = bits[t, c >> 6] | (T.uint64(1) << T.Cast("uint64", c & 63))
-                            else:
-                                acc[t, c] = acc[t, c] + av * b_values[q]
+                    _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i,
+                                  True)
                     h[0] = lo
                     for ww in range((highs[i] >> 6) - (low >> 6) + 1):
                         w: T.let = (low >> 6) + ww
@@ -239,18 +249,8 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     # The columns lie close: one branch-free pass marks them and sums the
                     # products (a column's first product starts its sum); the marker row then
                     # lists them in order (below).
-                    for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                        p: T.let = a_indptr[i] + pp
-                        r: T.let = a_indices[p]
-                        av: T.let = a_values[p]
-                        for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                            q: T.let = b_indptr[r] + qq
-                            c: T.let = b_indices[q]
-                            if marker[t, c] != i:
-                                marker[t, c] = i
-                                acc[t, c] = av * b_values[q]
-                            else:
-                                acc[t, c] = acc[t, c] + av * b_values[q]
+                    _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i,
+                                  False)
                 else:
                     # Two branch-free passes over the row's products (whether a column is new
                     # is a coin toss for the predictor: one pass with a branch measured slower):
