@@ -415,8 +415,9 @@ def _pair_setup(op: str) -> Any:
 def _pair_backward(ctx, g_crow, g_col, g_values):
     saved, scalars = iter(ctx.saved_tensors), iter(ctx.scalars)
     inputs = [next(saved) if is_tensor else next(scalars) for is_tensor in ctx.layout]
-    args = inputs + [None, None] * (ctx.count == 10)  # add and multiply have no mask
-    dA, dB = sparse_pair_backward_op(ctx.op, *args, g_values, bool(ctx.needs_input_grad[2]),
+    if ctx.count == 10:  # add and multiply have no mask
+        inputs += [None, None]
+    dA, dB = sparse_pair_backward_op(ctx.op, *inputs, g_values, bool(ctx.needs_input_grad[2]),
                                      bool(ctx.needs_input_grad[7]))
     grads = [None] * ctx.count
     grads[2] = dA if ctx.needs_input_grad[2] else None

@@ -80,15 +80,12 @@ class Variant:
         if not self.partitions:
             return args
         # one chunk count for all (partitions may share their count parameter), from the most work
-        work = 0
-        for p in self.partitions:
-            rows = p.rows(prepared)
-            ptr = _last(prepared[p.weights]) if p.weights is not None else 0
-            work = max(work, ptr + ROW_COST * rows)
+        found = [(p, p.rows(prepared), prepared[p.weights] if p.weights is not None else None)
+                 for p in self.partitions]
+        work = max((_last(ptr) if ptr is not None else 0) + ROW_COST * rows for _, rows, ptr in found)
         chunks = chunk_count(work, threads)
-        for p in self.partitions:
-            args[p.parts] = _boundaries(prepared[p.weights] if p.weights is not None else None,
-                                        p.rows(prepared), chunks, p.dtype)
+        for p, rows, ptr in found:
+            args[p.parts] = _boundaries(ptr, rows, chunks, p.dtype)
             if p.count is not None:
                 args[p.count] = chunks
         return args

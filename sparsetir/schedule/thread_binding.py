@@ -358,7 +358,7 @@ def _pair_names_iteration(found: list[_Access], v: Var, accesses: _Accesses, tai
         return False
     rank = min(len(a.indices) for a in found)
     analyzer = tvm.sym.Analyzer()
-    for d2 in range(max(tail, 1) if tail else 0, rank):
+    for d2 in range(tail, rank):
         top = 0
         for a in found:
             bound = analyzer.const_int_bound(analyzer.simplify(a.indices[d2]))
@@ -369,7 +369,7 @@ def _pair_names_iteration(found: list[_Access], v: Var, accesses: _Accesses, tai
         if top < 1:
             continue
         c = top + 1
-        for d1 in (range(rank) if tail == 0 else [0]):
+        for d1 in (range(rank) if tail == 0 else (0,)):
             if d1 == d2:
                 continue
             combined = [_Access(a.buffer, a.kind, (c * a.indices[d1] + a.indices[d2],)) for a in found]
