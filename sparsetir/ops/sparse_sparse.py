@@ -38,7 +38,8 @@ from ..runtime.partition import row_partition
 from ..runtime.target import host_target, num_threads
 from . import sparse_sparse_scripts as scripts
 from .inputs import (
-    VALUE_DTYPES, check_torch_csr, fail, is_torch_tensor, plain, prepare_csr, refuse_non_csr, torch_module,
+    VALUE_DTYPES, as_int32, check_structure, check_torch_csr, fail, is_torch_tensor, own_int32, plain, prepare_csr,
+    refuse_non_csr, torch_module, value_dtype_name,
 )
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -149,6 +150,11 @@ class Pattern:
     part: np.ndarray
     src_a: Optional[np.ndarray] = None
     src_b: Optional[np.ndarray] = None
+    #: Whether ``indices`` was made for one call alone, not kept in a cache (its result may take it).
+    own_indices: bool = False
+    #: ``add``/``multiply``: every output entry comes from the entry at its own position in both
+    #: operands (they have this pattern): no ``src_a``/``src_b``.
+    aligned: bool = False
     #: torch index tensors handed out with results: (crow, col, their versions), per index dtype.
     tensors: dict = field(default_factory=dict, repr=False)
 
@@ -156,6 +162,13 @@ class Pattern:
     def nnz(self) -> int:
         """Number of stored entries."""
         return int(self.indices.shape[0])
+
+    def sources(self) -> tuple[np.ndarray, np.ndarray]:
+        """(``src_a``, ``src_b``), also for an ``aligned`` pattern."""
+        if self.aligned:
+            positions = np.arange(self.nnz, dtype=np.int32)
+            return positions, positions
+        return self.src_a, self.src_b
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,29 +187,52 @@ class Operand:
         return self.csr.shape
 
 
-def operand(what: str, A: Any, values: bool = True) -> Operand:
+def operand(what: str, A: Any, values: bool = True, merge: bool = False) -> Operand:
     """``A`` (SciPy CSR or torch sparse CSR on the CPU) checked, its structure prepared (cached)
-    and its current values read (``values=False``: a mask, whose values are not read)."""
+    and its current values read (``values=False``: a mask, whose values are not read).
+    ``merge``: for ``add``/``multiply``, whose kernels check the column indices as they read
+    them and never address memory with them: a SciPy matrix's own column indices, unchecked, in
+    a structure of their own (``merge_structure``; a product's holds checked copies)."""
     if is_torch_tensor(A):
         return _torch_operand(what, A, values)
     if getattr(A, "format", None) != "csr" or not hasattr(A, "indptr"):
         refuse_non_csr(what, A, "a scipy.sparse CSR matrix or a torch sparse CSR tensor")
     data = A.data
-    if not isinstance(data, np.ndarray) or str(data.dtype) not in VALUE_DTYPES:
+    dtype = value_dtype_name(data) if isinstance(data, np.ndarray) else None
+    if dtype not in VALUE_DTYPES:
         fail(what, f"values must be float32 or float64, got {getattr(data, 'dtype', type(data).__name__)}")
     indptr, indices = A.indptr, A.indices
     try:
         last = indptr.item(-1)
     except (AttributeError, IndexError, TypeError, ValueError):
         last = None  # refused when prepared
-    check = (tuple(A.shape), last, str(data.dtype), getattr(A, "_has_sorted_indices", None))
-    csr = structures.get("scipy", (indptr, indices), lambda: prepare_csr(what, A, _parts()), check)
+    check = (A.shape, last, dtype, getattr(A, "_has_sorted_indices", None))
+    if merge:
+        csr = structures.get("scipy merge", (indptr, indices), lambda: merge_structure(what, A), check)
+    else:
+        csr = structures.get("scipy", (indptr, indices), lambda: prepare_csr(what, A, _parts()), check)
     if data.shape != (csr.nnz,):
         fail(what, f"values must have shape ({csr.nnz},) (one per column index), got {data.shape}")
-    current = np.empty(0, data.dtype)
-    if values:
-        current = data if data.flags.c_contiguous and data.flags.writeable else np.array(data, order="C")
-    return Operand(A, csr, current, np.dtype(indptr.dtype), False)
+    current = data
+    if not values:
+        current = np.empty(0, data.dtype)
+    elif not (data.flags.c_contiguous and data.flags.writeable):
+        current = np.array(data, order="C")
+    return Operand(A, csr, current, indptr.dtype, False)
+
+
+def merge_structure(what: str, A: Any) -> Pattern:
+    """The structure of SciPy CSR ``A`` for a merge: a checked copy of its row pointer (the
+    kernels address with it) and its own int32 column indices, unchecked (``merge_count``
+    checks them as it reads them, and a merge never addresses memory with them, so an in-place
+    edit of them afterwards gives a wrong answer, never a read elsewhere)."""
+    (m, n), nnz = A.shape, A.data.shape[0]
+    if max(m, n, nnz) > _INT32_MAX:
+        fail(what, f"shape {(m, n)} with {nnz} stored values exceeds the int32 index range")
+    indptr = own_int32(what, "indptr", np.asarray(A.indptr))
+    indices = as_int32(what, "indices", np.asarray(A.indices))
+    check_structure(what, indptr, indices, m, n, nnz, check_range=False)
+    return Pattern(indptr, indices, (m, n), row_partition(indptr, _parts()))
 
 
 def _torch_operand(what: str, A: Any, values: bool) -> Operand:
@@ -230,6 +266,14 @@ def sorted_rows(what: str, csr: Any) -> None:
     problem = symbolic.get("sorted", (csr,), lambda: _unsorted_row(csr))
     if problem is not None:
         fail(what, problem)
+
+
+def _out_of_range(csr: Any) -> Optional[str]:
+    indices, cols = csr.indices, csr.shape[1]
+    if not indices.shape[0] or indices.view(np.uint32).max() < cols:  # negatives view as the largest
+        return None
+    low, high = int(indices.min()), int(indices.max())
+    return f"column index {low if low < 0 else high} is out of range for {cols} columns"
 
 
 def _unsorted_row(csr: Any) -> Optional[str]:
@@ -296,31 +340,87 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
         hist = np.empty((parts, scripts.BUCKETS), np.int32)
         words = (n + 63) // 64
         bits = np.zeros((parts, words), np.uint64)  # all clear: the fill clears what it sets
-        launch(kernel("spgemm_fill", str(a_values.dtype)),
+        launch(kernel("spgemm_fill", value_dtype_name(a_values)),
                (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, lows, highs,
                 marker, acc, bits, tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, words, parts),
                work + nnz)
     return Pattern(indptr, indices, (m, n), part), values
 
 
-def merge_pattern(union: bool, a: Any, b: Any) -> Pattern:
-    """The union (``union``) or intersection of two structures of one shape with sorted rows, and
-    where each output entry comes from, by ``merge_count`` and ``merge_fill``."""
-    m = a.shape[0]
-    parts = a.part.shape[0] - 1
-    # Chunks of equal work: a row's merge steps are its entries in both operands.
-    part = row_partition(a.indptr.astype(np.int64) + b.indptr, parts)
-    counts = np.zeros(m, np.int32)
-    if m and (a.nnz or b.nnz):
-        launch(kernel("merge_count", union), (a.indptr, a.indices, b.indptr, b.indices, counts, part,
-                                              m, a.nnz, b.nnz, parts), a.nnz + b.nnz + m)
-    indptr = _counts_to_indptr("add" if union else "multiply", counts)
-    nnz = int(indptr[-1])
-    indices, src_a, src_b = (np.empty(nnz, np.int32) for _ in range(3))
+@dataclass(eq=False)
+class Merge:
+    """A pair of structures' union or intersection, cached: its row pointer and the merge's row
+    chunks once counted; the whole pattern (columns and each entry's sources) once the pair is
+    met again (the first call makes no sources: a call on new matrices then writes as little as
+    SciPy's ``A + B``, and hands its columns to its result without a copy)."""
+
+    indptr: np.ndarray
+    part: np.ndarray  # the merge's chunks: equal numbers of both operands' entries
+    pattern: Optional[Pattern] = None
+
+
+def merge_product(op: str, a: Operand, b: Operand, sources: bool = False) -> tuple[Pattern, np.ndarray]:
+    """The union (``add``) or intersection (``multiply``) of two structures of one shape and its
+    values: from the cached pattern when the pair has one (``merge_values``), else by a merge
+    (``merge_fill``). The pattern is kept from the second meeting of a pair on, or the first
+    when ``sources`` are asked for (``gradients`` reads them): with each entry's sources, or
+    none when the operands are ``aligned`` (the same columns in every row, so the same entry
+    order in both and in the result)."""
+    made: list[bool] = []
+
+    def count() -> Merge:
+        made.append(True)
+        return _merge_count(op, a, b)
+
+    entry = symbolic.get(op, (a.csr, b.csr), count)
+    if entry.pattern is not None:
+        return entry.pattern, merge_values(op == "add", entry.pattern, a.values, b.values)
+    x, y = a.csr, b.csr
+    m, nnz = x.shape[0], int(entry.indptr[-1])
+    keep = sources or not made
+    aligned = nnz == x.nnz == y.nnz
+    sources = keep and not aligned
+    indices = np.empty(nnz, np.int32)
+    src_a, src_b = (np.empty(nnz if sources else 1, np.int32) for _ in range(2))  # TVM refuses size 0
+    values = np.empty(nnz, a.values.dtype)
     if nnz:
-        launch(kernel("merge_fill", union), (a.indptr, a.indices, b.indptr, b.indices, indptr, indices, src_a, src_b,
-                                             part, m, a.nnz, b.nnz, nnz, parts), a.nnz + b.nnz + m)
-    return Pattern(indptr, indices, a.shape, row_partition(indptr, parts), src_a, src_b)
+        launch(kernel("merge_fill", op == "add", value_dtype_name(values), sources),
+               (a.values, b.values, values, x.indptr, x.indices, y.indptr, y.indices, entry.indptr, indices,
+                src_a, src_b, entry.part, m, x.nnz, y.nnz, nnz, src_a.shape[0], entry.part.shape[0] - 1),
+               x.nnz + y.nnz + m)
+    part = row_partition(entry.indptr, entry.part.shape[0] - 1)
+    if not keep:
+        return Pattern(entry.indptr, indices, x.shape, part, own_indices=True), values
+    if sources:
+        entry.pattern = Pattern(entry.indptr, indices, x.shape, part, src_a, src_b)
+    else:
+        entry.pattern = Pattern(entry.indptr, indices, x.shape, part, aligned=True)
+    return entry.pattern, values
+
+
+def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
+    """The row pointer of ``op``'s result, by ``merge_count``, which checks the rows as it reads
+    them (columns in range, strictly increasing)."""
+    x, y = a.csr, b.csr
+    (m, n), parts = x.shape, x.part.shape[0] - 1
+    # Chunks of equal work: a row's merge steps are its entries in both operands.
+    part = row_partition(x.indptr.astype(np.int64) + y.indptr, parts)
+    counts = np.zeros(m, np.int32)
+    if m and (x.nnz or y.nnz):
+        launch(kernel("merge_count", op == "add"), (x.indptr, x.indices, y.indptr, y.indices, counts, part,
+                                                    m, n, x.nnz, y.nnz, parts), x.nnz + y.nnz + m)
+        if counts.min() < 0:
+            _refuse_rows(op, a, b)
+    return Merge(_counts_to_indptr(op, counts), part)
+
+
+def _refuse_rows(op: str, a: Operand, b: Operand) -> None:
+    """Name the first problem ``merge_count`` found: a column out of range or a row out of order."""
+    for name, x in (("A", a), ("B", b)):
+        problem = _out_of_range(x.csr) or _unsorted_row(x.csr)
+        if problem is not None:
+            fail(f"{op}: {name}", problem)
+    raise AssertionError(f"{op}: the merge refused a row that the checks accept")  # a bug of ours
 
 
 # --- the numeric phases -------------------------------------------------------------------------
@@ -338,18 +438,22 @@ def spgemm_values(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray, ou
     (m, k), n = a.shape, b.shape[1]
     parts = out.part.shape[0] - 1
     pos = np.empty((parts, n), np.int32)
-    launch(kernel("spgemm_values", str(a_values.dtype)),
+    launch(kernel("spgemm_values", value_dtype_name(a_values)),
            (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, out.indptr, out.indices, pos,
             out.part, m, n, k, a.nnz, b.nnz, out.nnz, parts), a.nnz + b.nnz + out.nnz)
     return values
 
 
 def merge_values(union: bool, pattern: Pattern, a_values: np.ndarray, b_values: np.ndarray) -> np.ndarray:
-    """The values of ``A + B`` (``union``) or ``A ⊙ B`` on ``pattern`` (from ``merge_pattern``)."""
+    """The values of ``A + B`` (``union``) or ``A ⊙ B`` on ``pattern`` (from ``merge_product``)."""
+    if pattern.aligned:  # one pass, no gathers
+        return np.add(a_values, b_values) if union else np.multiply(a_values, b_values)
+    if union and not (a_values.shape[0] and b_values.shape[0]):  # all from one operand
+        return a_values[pattern.src_a] if a_values.shape[0] else b_values[pattern.src_b]
     values = np.empty(pattern.nnz, a_values.dtype)
     if pattern.nnz:
         parts = pattern.part.shape[0] - 1
-        launch(kernel("merge_values", union, str(a_values.dtype)),
+        launch(kernel("merge_values", union, value_dtype_name(a_values)),
                (a_values, b_values, values, pattern.indptr, pattern.src_a, pattern.src_b, pattern.part,
                 pattern.shape[0], a_values.shape[0], b_values.shape[0], pattern.nnz, parts), pattern.nnz)
     return values
@@ -373,7 +477,10 @@ def result(like: Operand, pattern: Pattern, values: np.ndarray, index_dtype: np.
         return torch.sparse_csr_tensor(crow, col, torch.from_numpy(values), size=(m, n), check_invariants=False)
     cls = type(like.source)
     # Copies: the caller may edit the result's index arrays; the cached pattern stays as it is.
-    out = cls((values, pattern.indices.astype(index_dtype), pattern.indptr.astype(index_dtype)), shape=(m, n))
+    indices = pattern.indices
+    if not (pattern.own_indices and indices.dtype == index_dtype):
+        indices = indices.astype(index_dtype)
+    out = cls((values, indices, pattern.indptr.astype(index_dtype)), shape=(m, n))
     out.has_sorted_indices = True
     return out
 
@@ -452,9 +559,12 @@ def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
     return compute("spgemm", A, B, mask)[0]
 
 
-def compute(op: str, A: Any, B: Any, mask: Any) -> tuple[Any, Operand, Operand, Pattern]:
-    """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's pattern."""
-    a, b = operand(f"{op}: A", A), operand(f"{op}: B", B)
+def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[Any, Operand, Operand, Pattern]:
+    """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's
+    pattern (``sources``: for ``add``/``multiply``, one that says where each entry comes from,
+    as ``gradients`` needs)."""
+    merge = op != "spgemm"
+    a, b = operand(f"{op}: A", A, merge=merge), operand(f"{op}: B", B, merge=merge)
     _same_kind(op, a, b)
     if op == "spgemm":
         if a.shape[1] != b.shape[0]:
@@ -475,11 +585,7 @@ def compute(op: str, A: Any, B: Any, mask: Any) -> tuple[Any, Operand, Operand, 
     else:
         if a.shape != b.shape:
             fail(f"{op}: B", f"has shape {b.shape}, but A has shape {a.shape}; {op} needs equal shapes")
-        sorted_rows(f"{op}: A", a.csr)
-        sorted_rows(f"{op}: B", b.csr)
-        union = op == "add"
-        pattern = symbolic.get(op, (a.csr, b.csr), lambda: merge_pattern(union, a.csr, b.csr))
-        values = merge_values(union, pattern, a.values, b.values)
+        pattern, values = merge_product(op, a, b, sources or a.is_torch)
     return result(a, pattern, values, _index_dtype(a, b)), a, b, pattern
 
 
@@ -487,7 +593,7 @@ def _mask_pattern(mask: Operand, shape: tuple[int, int]) -> Pattern:
     """The mask's structure as an output pattern (checked once per structure)."""
     if mask.shape != shape:
         fail("spgemm: mask", f"has shape {mask.shape}, but A @ B has shape {shape}")
-    sorted_rows("spgemm: mask", mask.csr)
+    sorted_rows("spgemm: mask", mask.csr)  # its operand() checked the range
     return symbolic.get("mask", (mask.csr,), lambda: Pattern(mask.csr.indptr, mask.csr.indices, shape, mask.csr.part))
 
 
@@ -540,7 +646,7 @@ def gradients(op: str, a: Operand, b: Operand, pattern: Pattern, g: np.ndarray,
             at, perm = transposed(a.csr)
             dB = spgemm_values(at, np.ascontiguousarray(a.values[perm]), pattern, g, b.csr)
         return dA, dB
-    src_a, src_b = pattern.src_a, pattern.src_b
+    src_a, src_b = pattern.sources()
     if op == "add":
         if want[0]:
             dA = np.zeros(a.csr.nnz, g.dtype)
@@ -566,7 +672,7 @@ def _function() -> Any:
     class SparseSparse(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_tensor, B_tensor, op, A, B, mask):
-            out, a, b, pattern = compute(op, A, B, mask)
+            out, a, b, pattern = compute(op, A, B, mask, sources=True)
             ctx.op, ctx.a, ctx.b, ctx.pattern = op, a, b, pattern
             return out
 

@@ -13,8 +13,9 @@ row of ``n`` per chunk, passed in by the caller):
   dense accumulator row and puts its columns in order (insertion, a scan of the marker over the
   row's span, or a radix sort: ``spgemm_fill``).
 - ``merge_count`` / ``merge_fill``: the union (``add``) or intersection (``multiply``) of two
-  patterns with sorted rows, a two-pointer merge per row; the fill also records, for every output
-  entry, which entry of ``A`` and of ``B`` it comes from (``src_a``/``src_b``, -1: none).
+  patterns with sorted rows, a two-pointer merge per row; the count checks the rows as it reads
+  them, the fill writes columns and values and, once a pair's pattern is met again, for every
+  output entry which entry of ``A`` and of ``B`` it comes from (``src_a``/``src_b``, -1: none).
 - ``spgemm_values``: ``A @ B`` on a given pattern (the product's own, or a mask): a chunk maps
   the row's columns to their output positions in its ``pos`` row, accumulates every product that
   lands on one, and clears the map again.
@@ -338,106 +339,178 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
     return spgemm_fill
 
 
+@T.macro
+def _chunk_valid(indptr, indices, r0, r1, n, bad):
+    # Adds to ``bad`` the entries of rows [r0, r1) outside [0, n) and the places where a row's
+    # columns do not increase, in two flat passes over the chunk that vectorize (a pass per row
+    # costs more than the row's few entries): every descent between neighbouring entries
+    # counts, and the descents where a row ends and the next begins are taken back.
+    lo: T.let = indptr[r0]
+    hi: T.let = indptr[r1]
+    for p in range(hi - lo):
+        bad[0] = bad[0] + T.Cast("int32", T.Cast("uint32", indices[lo + p]) >= T.Cast("uint32", n))
+    for p in range(T.max(hi - lo - 1, 0)):
+        bad[0] = bad[0] + T.Cast("int32", indices[lo + p] >= indices[lo + p + 1])
+    # A row start ``s`` after a nonempty row, inside the chunk: the pair (s - 1, s) spans rows.
+    for rr in range(T.max(r1 - r0 - 1, 0)):
+        s: T.let = indptr[r0 + rr + 1]
+        if indptr[r0 + rr] < s and s < hi:
+            bad[0] = bad[0] - T.Cast("int32", indices[s - 1] >= indices[s])
+
+
 def merge_count(union: bool) -> "tirx.PrimFunc":
     """``counts[i]``: the size of the union (``union``) or intersection of row ``i``'s columns
-    in ``A`` and ``B`` (sorted rows without duplicates)."""
+    in ``A`` and ``B``; -1 at the first row of a chunk whose rows are not all strictly
+    increasing within ``[0, n)`` in both (the caller names the problem): the structures' check
+    rides on the pass that reads them.
+
+    A chunk whose rows hold the same columns in both (adding matrices of one pattern, or a
+    symmetric one and its transpose) is recognized by flat comparisons that vectorize; other
+    chunks merge row by row, branching on each step's comparison (without branches, each step
+    adding its comparisons to the pointers, it took as long on randomly interleaved rows, a
+    chain of dependent loads per step, and 1.3x as long on rows whose branches predict well)."""
 
     @T.prim_func
     def merge_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                     b_indptr: T.Buffer(("m + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                     counts: T.Buffer(("m",), "int32"), part: T.Buffer(("parts + 1",), "int32"),
-                    m: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
+                    m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_union_count" if union else "ops_intersection_count",
                      "tir.noalias": True})
         for t in T.parallel(parts):
-            for ii in range(part[t + 1] - part[t]):
-                i: T.let = part[t] + ii
-                pa = T.alloc_buffer((1,), "int32", scope="global")
-                pb = T.alloc_buffer((1,), "int32", scope="global")
-                count = T.alloc_buffer((1,), "int32", scope="global")
-                pa[0] = a_indptr[i]
-                pb[0] = b_indptr[i]
-                count[0] = 0
-                while pa[0] < a_indptr[i + 1] and pb[0] < b_indptr[i + 1]:
-                    ca: T.let = a_indices[pa[0]]
-                    cb: T.let = b_indices[pb[0]]
-                    if ca == cb:
-                        count[0] = count[0] + 1
-                        pa[0] = pa[0] + 1
-                        pb[0] = pb[0] + 1
-                    elif ca < cb:
-                        if union:
-                            count[0] = count[0] + 1
-                        pa[0] = pa[0] + 1
+            r0: T.let = part[t]
+            r1: T.let = part[t + 1]
+            a0: T.let = a_indptr[r0]
+            b0: T.let = b_indptr[r0]
+            bad = T.alloc_buffer((1,), "int32", scope="global")
+            differ = T.alloc_buffer((1,), "int32", scope="global")
+            pa = T.alloc_buffer((1,), "int32", scope="global")
+            pb = T.alloc_buffer((1,), "int32", scope="global")
+            both = T.alloc_buffer((1,), "int32", scope="global")
+            bad[0] = 0
+            _chunk_valid(a_indptr, a_indices, r0, r1, n, bad)
+            differ[0] = T.Cast("int32", a_indptr[r1] - a0 != b_indptr[r1] - b0)
+            if differ[0] == 0:
+                for rr in range(r1 - r0):
+                    differ[0] = differ[0] | T.Cast("int32", a_indptr[r0 + rr] - a0 != b_indptr[r0 + rr] - b0)
+            if differ[0] == 0:
+                for p in range(a_indptr[r1] - a0):
+                    differ[0] = differ[0] | T.Cast("int32", a_indices[a0 + p] != b_indices[b0 + p])
+            if differ[0] == 0:
+                for rr in range(r1 - r0):
+                    counts[r0 + rr] = a_indptr[r0 + rr + 1] - a_indptr[r0 + rr]
+            else:
+                _chunk_valid(b_indptr, b_indices, r0, r1, n, bad)
+                for ii in range(r1 - r0):
+                    i: T.let = r0 + ii
+                    a_hi: T.let = a_indptr[i + 1]
+                    b_hi: T.let = b_indptr[i + 1]
+                    pa[0] = a_indptr[i]
+                    pb[0] = b_indptr[i]
+                    both[0] = 0
+                    while pa[0] < a_hi and pb[0] < b_hi:
+                        ca: T.let = a_indices[pa[0]]
+                        cb: T.let = b_indices[pb[0]]
+                        if ca == cb:
+                            both[0] = both[0] + 1
+                            pa[0] = pa[0] + 1
+                            pb[0] = pb[0] + 1
+                        elif ca < cb:
+                            pa[0] = pa[0] + 1
+                        else:
+                            pb[0] = pb[0] + 1
+                    if union:
+                        counts[i] = (a_hi - a_indptr[i]) + (b_hi - b_indptr[i]) - both[0]
                     else:
-                        if union:
-                            count[0] = count[0] + 1
-                        pb[0] = pb[0] + 1
-                if union:
-                    counts[i] = count[0] + (a_indptr[i + 1] - pa[0]) + (b_indptr[i + 1] - pb[0])
-                else:
-                    counts[i] = count[0]
+                        counts[i] = both[0]
+            if bad[0] != 0:
+                counts[r0] = -1
 
     return merge_count
 
 
-def merge_fill(union: bool) -> "tirx.PrimFunc":
-    """The columns of the union or intersection at the row pointer ``c_indptr`` (from
-    ``merge_count``), and for each output entry the entry of ``A`` and of ``B`` it comes from
-    (``src_a``, ``src_b``; -1 where the operand has none)."""
+def merge_fill(union: bool, dtype: str, sources: bool) -> "tirx.PrimFunc":
+    """The columns and values of the union or intersection at the row pointer ``c_indptr``
+    (from ``merge_count``), and with ``sources`` for each output entry the entry of ``A`` and
+    of ``B`` it comes from (``src_a``, ``src_b``; -1 where the operand has none), which
+    ``merge_values`` gathers the values of later calls through.
+
+    Every write stays inside its row of the output, also when the columns were edited in place
+    since they were counted (a wrong answer then, never a write elsewhere)."""
+
+    @T.macro(hygienic=False)
+    def put(q, column, pa, pb, value):
+        c_indices[q] = column
+        if sources:
+            src_a[q] = pa
+            src_b[q] = pb
+        c_values[q] = value
 
     @T.prim_func
-    def merge_fill(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
+    def merge_fill(a_values: T.Buffer(("nnz_a",), dtype), b_values: T.Buffer(("nnz_b",), dtype),
+                   c_values: T.Buffer(("nnz_c",), dtype),
+                   a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                    b_indptr: T.Buffer(("m + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                    c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
-                   src_a: T.Buffer(("nnz_c",), "int32"), src_b: T.Buffer(("nnz_c",), "int32"),
+                   src_a: T.Buffer(("nnz_s",), "int32"), src_b: T.Buffer(("nnz_s",), "int32"),
                    part: T.Buffer(("parts + 1",), "int32"),
-                   m: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32, parts: T.int32):
-        T.func_attr({"global_symbol": "ops_union_fill" if union else "ops_intersection_fill",
-                     "tir.noalias": True})
+                   m: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32, nnz_s: T.int32, parts: T.int32):
+        T.func_attr({"global_symbol": ("ops_union_fill" if union else "ops_intersection_fill")
+                     + ("_sources" if sources else ""), "tir.noalias": True})
         for t in T.parallel(parts):
-            for ii in range(part[t + 1] - part[t]):
-                i: T.let = part[t] + ii
-                pa = T.alloc_buffer((1,), "int32", scope="global")
-                pb = T.alloc_buffer((1,), "int32", scope="global")
-                q = T.alloc_buffer((1,), "int32", scope="global")
-                pa[0] = a_indptr[i]
-                pb[0] = b_indptr[i]
-                q[0] = c_indptr[i]
-                while pa[0] < a_indptr[i + 1] and pb[0] < b_indptr[i + 1]:
-                    ca: T.let = a_indices[pa[0]]
-                    cb: T.let = b_indices[pb[0]]
-                    if ca == cb:
-                        c_indices[q[0]] = ca
-                        src_a[q[0]] = pa[0]
-                        src_b[q[0]] = pb[0]
-                        q[0] = q[0] + 1
-                        pa[0] = pa[0] + 1
-                        pb[0] = pb[0] + 1
-                    elif ca < cb:
-                        if union:
-                            c_indices[q[0]] = ca
-                            src_a[q[0]] = pa[0]
-                            src_b[q[0]] = -1
-                            q[0] = q[0] + 1
-                        pa[0] = pa[0] + 1
+            a0: T.let = a_indptr[part[t]]
+            b0: T.let = b_indptr[part[t]]
+            c0: T.let = c_indptr[part[t]]
+            length: T.let = c_indptr[part[t + 1]] - c0
+            if length == a_indptr[part[t + 1]] - a0 and length == b_indptr[part[t + 1]] - b0:
+                # The chunk's result has as many entries as either operand, in a union or an
+                # intersection: its rows hold the same columns in both (``merge_count`` found
+                # them so), entry by entry, one flat loop that vectorizes.
+                for p in range(length):
+                    if union:
+                        put(c0 + p, a_indices[a0 + p], a0 + p, b0 + p, a_values[a0 + p] + b_values[b0 + p])
                     else:
-                        if union:
-                            c_indices[q[0]] = cb
-                            src_a[q[0]] = -1
-                            src_b[q[0]] = pb[0]
+                        put(c0 + p, a_indices[a0 + p], a0 + p, b0 + p, a_values[a0 + p] * b_values[b0 + p])
+            else:
+                for ii in range(part[t + 1] - part[t]):
+                    i: T.let = part[t] + ii
+                    a_hi: T.let = a_indptr[i + 1]
+                    b_hi: T.let = b_indptr[i + 1]
+                    c_hi: T.let = c_indptr[i + 1]
+                    pa = T.alloc_buffer((1,), "int32", scope="global")
+                    pb = T.alloc_buffer((1,), "int32", scope="global")
+                    q = T.alloc_buffer((1,), "int32", scope="global")
+                    pa[0] = a_indptr[i]
+                    pb[0] = b_indptr[i]
+                    q[0] = c_indptr[i]
+                    while pa[0] < a_hi and pb[0] < b_hi and q[0] < c_hi:
+                        ca: T.let = a_indices[pa[0]]
+                        cb: T.let = b_indices[pb[0]]
+                        if ca == cb:
+                            if union:
+                                put(q[0], ca, pa[0], pb[0], a_values[pa[0]] + b_values[pb[0]])
+                            else:
+                                put(q[0], ca, pa[0], pb[0], a_values[pa[0]] * b_values[pb[0]])
                             q[0] = q[0] + 1
-                        pb[0] = pb[0] + 1
-                if union:
-                    for rr in range(a_indptr[i + 1] - pa[0]):
-                        c_indices[q[0] + rr] = a_indices[pa[0] + rr]
-                        src_a[q[0] + rr] = pa[0] + rr
-                        src_b[q[0] + rr] = -1
-                    q[0] = q[0] + (a_indptr[i + 1] - pa[0])
-                    for rr in range(b_indptr[i + 1] - pb[0]):
-                        c_indices[q[0] + rr] = b_indices[pb[0] + rr]
-                        src_a[q[0] + rr] = -1
-                        src_b[q[0] + rr] = pb[0] + rr
+                            pa[0] = pa[0] + 1
+                            pb[0] = pb[0] + 1
+                        elif ca < cb:
+                            if union:
+                                # An entry in one operand only is copied (x + 0 would turn -0.0 into 0.0).
+                                put(q[0], ca, pa[0], -1, a_values[pa[0]])
+                                q[0] = q[0] + 1
+                            pa[0] = pa[0] + 1
+                        else:
+                            if union:
+                                put(q[0], cb, -1, pb[0], b_values[pb[0]])
+                                q[0] = q[0] + 1
+                            pb[0] = pb[0] + 1
+                    if union:
+                        for rr in range(T.min(a_hi - pa[0], c_hi - q[0])):
+                            put(q[0] + rr, a_indices[pa[0] + rr], pa[0] + rr, -1, a_values[pa[0] + rr])
+                        q[0] = q[0] + T.min(a_hi - pa[0], c_hi - q[0])
+                        for rr in range(T.min(b_hi - pb[0], c_hi - q[0])):
+                            put(q[0] + rr, b_indices[pb[0] + rr], -1, pb[0] + rr, b_values[pb[0] + rr])
 
     return merge_fill
 
@@ -460,13 +533,12 @@ def merge_values(union: bool, dtype: str) -> "tirx.PrimFunc":
             for qq in range(c_indptr[part[t + 1]] - lo):
                 q: T.let = lo + qq
                 if union:
-                    # An entry in one operand only is copied (x + 0 would turn -0.0 into 0.0).
-                    if src_a[q] < 0:
-                        c_values[q] = b_values[src_b[q]]
-                    elif src_b[q] < 0:
-                        c_values[q] = a_values[src_a[q]]
-                    else:
-                        c_values[q] = a_values[src_a[q]] + b_values[src_b[q]]
+                    # Without branches (entries of one operand only come in no order a branch
+                    # predicts); an entry in one operand only is copied (x + 0 would turn -0.0
+                    # into 0.0). The caller passes no empty operand: every load is in bounds.
+                    av: T.let = a_values[T.max(src_a[q], 0)]
+                    bv: T.let = b_values[T.max(src_b[q], 0)]
+                    c_values[q] = T.Select(src_a[q] < 0, bv, T.Select(src_b[q] < 0, av, av + bv))
                 else:
                     c_values[q] = a_values[src_a[q]] * b_values[src_b[q]]
 

@@ -198,7 +198,7 @@ def _sparse_pair_backward(op: str, a_crow: Tensor, a_col: Tensor, a_values: Tens
 
     A, B, M = _operands(a_crow, a_col, a_values, a_rows, a_cols, b_crow, b_col, b_values, b_rows, b_cols,
                         m_crow, m_col)
-    _, a, b, pattern = sparse_sparse.compute(op, A, B, M)  # the pattern is cached: the values again
+    _, a, b, pattern = sparse_sparse.compute(op, A, B, M, sources=True)  # the pattern is cached: the values again
     g = _values(g_values).numpy()
     dA, dB = sparse_sparse.gradients(op, a, b, pattern, g, (want_a, want_b))
     zeros = lambda v: torch.zeros_like(v)  # noqa: E731

@@ -73,14 +73,16 @@ def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int)
         fail(what, f"{name}: {problem}")
 
 
-def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int) -> None:
-    """Validate CSR-like structure arrays, naming the first problem."""
+def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: int, cols: int, nnz: int,
+                    check_range: bool = True) -> None:
+    """Validate CSR-like structure arrays, naming the first problem (the column indices' range
+    too unless ``check_range`` is false)."""
     if rows < 0 or cols < 0:
         fail(what, f"shape ({rows}, {cols}) has a negative dimension")
     check_offsets(what, "indptr", indptr, rows, nnz)
     if indices.ndim != 1 or indices.shape[0] != nnz:
         fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
-    if nnz:
+    if nnz and check_range:
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high >= cols:
             bad = low if low < 0 else high

@@ -112,9 +112,11 @@ def test_matrices_without_entries():
     _same(ops.spgemm(A, B), A @ B)
     _same(ops.spgemm(B, sp.csr_matrix((4, 3))), B @ sp.csr_matrix((4, 3)))
     E = sp.csr_matrix((5, 4))
-    _same(ops.add(E, B), B + E)
-    _same(ops.add(B, E), B + E)
-    _same(ops.multiply(B, E), B.multiply(E))
+    for _ in range(3):  # a first meeting, a second (sources recorded), a third (gathered)
+        B.data = B.data + 1.0
+        _same(ops.add(E, B), B + E)
+        _same(ops.add(B, E), B + E)
+        _same(ops.multiply(B, E), B.multiply(E))
 
 
 def test_disjoint_patterns():
@@ -238,10 +240,15 @@ def test_any_number_of_row_chunks_gives_the_same_result():
         for v in (first, values):
             _same(sp.csr_matrix((v, pattern.indices, pattern.indptr), shape=pattern.shape), A @ B,
                   exact_pattern=False)
-        for union, reference in [(True, A + A2), (False, A.multiply(A2))]:
-            merged = sparse_sparse.merge_pattern(union, a, _chunked(A2, parts))
-            values = sparse_sparse.merge_values(union, merged, A.data, A2.data)
-            _same(sp.csr_matrix((values, merged.indices, merged.indptr), shape=merged.shape), reference)
+        for op, reference in [("add", A + A2), ("multiply", A.multiply(A2))]:
+            x = sparse_sparse.Operand(A, a, A.data, np.dtype(np.int32), False)
+            y = sparse_sparse.Operand(A2, _chunked(A2, parts), A2.data, np.dtype(np.int32), False)
+            # The first meeting of the pair merges without sources, the second records them,
+            # the third gathers through them.
+            for call in range(3):
+                merged, values = sparse_sparse.merge_product(op, x, y)
+                assert (merged.src_a is None) == (call == 0)
+                _same(sp.csr_matrix((values, merged.indices, merged.indptr), shape=merged.shape), reference)
 
 
 def _chunked(M, parts):
@@ -362,6 +369,25 @@ def test_gradcheck_add_and_multiply(name):
     assert torch.autograd.gradcheck(lambda x, y: op(_csr(_A, x), _csr(_A2, y)).values(), (va, vb))
 
 
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_operands_of_one_pattern_are_combined_entry_by_entry(name):
+    # Operands with the same columns in every row give a result of that pattern whose entries
+    # line up with theirs: from the second call on, the values come without gathers; results,
+    # and gradients, as for any other pair.
+    op, reference = OPS[name]
+    A = _rand(300, 200, 0.05, 53)
+    B = sp.csr_matrix((np.random.default_rng(54).standard_normal(A.nnz), A.indices.copy(), A.indptr.copy()),
+                      shape=A.shape)
+    sparse_sparse.forget()
+    for call in range(3):
+        B.data = B.data * 1.5 + call  # new values each call
+        _same(op(A, B), reference(A, B))
+    entry = next(e for e in sparse_sparse.symbolic._entries.values() if isinstance(e[2], sparse_sparse.Merge))[2]
+    assert entry.pattern.aligned and entry.pattern.src_a is None
+    va, vb = _leaf(_A.data), _leaf(_A.data[::-1].copy())
+    assert torch.autograd.gradcheck(lambda x, y: op(_csr(_A, x), _csr(_A, y)).values(), (va, vb))
+
 def test_gradient_of_one_operand_only():
     va = _leaf(_A.data)
     C = ops.spgemm(_csr(_A, va), _csr(_B, torch.from_numpy(_B.data)))
@@ -397,6 +423,70 @@ def test_malformed_structures_are_refused():
         ops.add(_rand(5, 3, 0.5, 38), B)
 
 
+
+@pytest.mark.parametrize("op", ["add", "multiply"])
+def test_the_merge_checks_every_entry_of_both_operands(op):
+    # The merge checks the structures as it counts: an entry no merge step reaches (past the
+    # other operand's last column, or in a row the other operand leaves empty) is checked too,
+    # in whichever chunk of rows it lies, and the problem is named as a check before it would.
+    fn, m = getattr(ops, op), 300
+    columns = np.tile(np.array([0, 5, 10, 39], np.int32), m)
+    other = sp.csr_matrix((np.ones(m - 1), np.ones(m - 1, np.int32), np.r_[0, np.arange(m - 1), m - 1].astype(np.int32)),
+                          shape=(m, 40))  # column 1 in every row but the last, which is empty
+    for row, value, message in [(7, 40, r"column index 40 is out of range for 40 columns"),
+                                (250, -3, r"column index -3 is out of range for 40 columns"),
+                                (299, 10, r"row 299 is not sorted: column 10 is repeated")]:
+        indices = columns.copy()
+        indices[4 * row + 3] = value  # the row's last entry, past every column of ``other``
+        B = sp.csr_matrix((np.ones(4 * m), indices, np.arange(0, 4 * m + 1, 4, dtype=np.int32)), shape=(m, 40))
+        with pytest.raises(sparsetir.ArgumentError, match=rf"{op}: B: {message}"):
+            fn(other, B)
+        with pytest.raises(sparsetir.ArgumentError, match=rf"{op}: A: {message}"):
+            fn(B, other)
+        if value != 10:  # the structure stays refused where a kernel would address with it
+            with pytest.raises(sparsetir.ArgumentError, match=rf"spgemm: A: {message}"):
+                ops.spgemm(B, _rand(40, 5, 0.3, 51))
+
+
+def test_the_merge_check_agrees_with_a_row_by_row_check():
+    # ``merge_count`` checks a chunk's rows in flat passes and takes back the descents where a
+    # row ends; it must refuse exactly the structures a row-by-row check refuses, whatever the
+    # chunks, with operands of one pattern (checked once) or of two.
+    rng = np.random.default_rng(52)
+    for case in range(60):
+        m, n = int(rng.integers(1, 40)), int(rng.integers(1, 30))
+        lengths = rng.integers(0, min(n, 6) + 1, m) * (rng.random(m) < 0.8)  # some empty rows
+        indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
+        indices = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in lengths] + [[]]).astype(np.int32)
+        broken = indices.copy()
+        if broken.size >= 2 and case % 3:
+            p = int(rng.integers(0, broken.size - 1))
+            broken[p], broken[p + 1] = broken[p + 1], broken[p]  # within a row or across two
+        elif broken.size and case % 3 == 0:
+            broken[int(rng.integers(0, broken.size))] = n if case % 2 else -1
+        valid = sparse_sparse._unsorted_row(sparse_sparse.Pattern(indptr, broken, (m, n), indptr)) is None and (
+            broken.size == 0 or (broken.min() >= 0 and broken.max() < n))
+        B = sp.csr_matrix((np.ones(broken.size), broken, indptr), shape=(m, n))
+        A = sp.csr_matrix((np.ones(indices.size), indices, indptr.copy()), shape=(m, n))
+        for parts in (1, 3, 50):
+            for left, right in [(B, B), (A, B), (B, A)]:
+                sparse_sparse.forget()
+                x = sparse_sparse.operand("A", left, merge=True)
+                y = sparse_sparse.operand("B", right, merge=True)
+                chunked = [sparse_sparse.Operand(o.source, _rechunked(o.csr, parts), o.values, o.index_dtype, False)
+                           for o in (x, y)]
+                if valid:
+                    sparse_sparse.merge_product("add", *chunked)
+                else:
+                    with pytest.raises(sparsetir.ArgumentError, match=r"add: (A|B): (row \d+ is not sorted|column index)"):
+                        sparse_sparse.merge_product("add", *chunked)
+
+
+def _rechunked(csr, parts):
+    from sparsetir.runtime.partition import row_partition
+
+    return sparse_sparse.Pattern(csr.indptr, csr.indices, csr.shape, row_partition(csr.indptr, parts))
+
 def test_other_arguments_are_refused():
     A = _rand(4, 4, 0.5, 39)
     with pytest.raises(sparsetir.ArgumentError, match=r"spgemm: B: expected a scipy.sparse CSR matrix .* dense numpy"):
@@ -409,7 +499,7 @@ def test_other_arguments_are_refused():
 
 def test_kernels_are_compiled_by_tvm():
     for name, config in [("row_bounds", ()), ("spgemm_count", ()), ("spgemm_fill", ("float32",)), ("spgemm_values", ("float64",)),
-                         ("merge_count", (True,)), ("merge_fill", (False,)), ("merge_values", (True, "float32"))]:
+                         ("merge_count", (True,)), ("merge_fill", (False, "float64", True)), ("merge_fill", (True, "float32", False)), ("merge_values", (True, "float32"))]:
         kernel = sparse_sparse.kernel(name, *config)
         assert "define" in kernel.source()
 
