@@ -142,12 +142,13 @@ def _parts() -> int:
 @dataclass(frozen=True, eq=False)
 class Pattern:
     """An output structure: int32 ``indptr``/``indices``, the row chunks its kernels run over,
-    and (``add``/``multiply``) the entry of each operand every output entry comes from."""
+    and (``add``/``multiply``) the entry of each operand every output entry comes from; also an
+    operand's structure for a merge (``merge_structure``)."""
 
     indptr: np.ndarray
     indices: np.ndarray
     shape: tuple[int, int]
-    part: np.ndarray
+    part: Optional[np.ndarray]  # None where no kernel runs over this structure's own chunks
     src_a: Optional[np.ndarray] = None
     src_b: Optional[np.ndarray] = None
     #: Whether ``indices`` was made for one call alone, not kept in a cache (its result may take it).
@@ -232,7 +233,7 @@ def merge_structure(what: str, A: Any) -> Pattern:
     indptr = own_int32(what, "indptr", np.asarray(A.indptr))
     indices = as_int32(what, "indices", np.asarray(A.indices))
     check_structure(what, indptr, indices, m, n, nnz, check_range=False)
-    return Pattern(indptr, indices, (m, n), row_partition(indptr, _parts()))
+    return Pattern(indptr, indices, (m, n), None)  # a pair's merge makes its own chunks
 
 
 def _torch_operand(what: str, A: Any, values: bool) -> Operand:
@@ -388,9 +389,9 @@ def merge_product(op: str, a: Operand, b: Operand, sources: bool = False) -> tup
                (a.values, b.values, values, x.indptr, x.indices, y.indptr, y.indices, entry.indptr, indices,
                 src_a, src_b, entry.part, m, x.nnz, y.nnz, nnz, src_a.shape[0], entry.part.shape[0] - 1),
                x.nnz + y.nnz + m)
-    part = row_partition(entry.indptr, entry.part.shape[0] - 1)
     if not keep:
-        return Pattern(entry.indptr, indices, x.shape, part, own_indices=True), values
+        return Pattern(entry.indptr, indices, x.shape, None, own_indices=True), values
+    part = row_partition(entry.indptr, entry.part.shape[0] - 1)
     if sources:
         entry.pattern = Pattern(entry.indptr, indices, x.shape, part, src_a, src_b)
     else:
@@ -402,7 +403,7 @@ def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
     """The row pointer of ``op``'s result, by ``merge_count``, which checks the rows as it reads
     them (columns in range, strictly increasing)."""
     x, y = a.csr, b.csr
-    (m, n), parts = x.shape, x.part.shape[0] - 1
+    (m, n), parts = x.shape, _parts()
     # Chunks of equal work: a row's merge steps are its entries in both operands.
     part = row_partition(x.indptr.astype(np.int64) + y.indptr, parts)
     counts = np.zeros(m, np.int32)
