@@ -82,6 +82,36 @@ def slow_elementwise(inp):
     return {"b": [float(v) * 2.0 + 1.0 for v in inp["a"]]}
 
 
+def _stored(inp, x):
+    """{(row, column): value} of operand ``x`` (``a`` or ``b``) of a co-iterated pair."""
+    return {(i, int(inp[f"indices_{x}"][p])): float(inp[x][p]) for i, p in _segments(inp[f"indptr_{x}"])}
+
+
+def _slow_pair(inp, combine):
+    A, B = _stored(inp, "a"), _stored(inp, "b")
+    return {"c": [combine(A.get((i, int(inp["indices_c"][p])), 0.0), B.get((i, int(inp["indices_c"][p])), 0.0))
+                  for i, p in _segments(inp["indptr_c"])]}
+
+
+def slow_multiply(inp):
+    """c = A * B at every entry of C's pattern, from dictionaries of the stored entries."""
+    return _slow_pair(inp, lambda x, y: x * y)
+
+
+def slow_add(inp):
+    """c = A + B at every entry of C's pattern (0 for a matrix without one there)."""
+    return _slow_pair(inp, lambda x, y: x + y)
+
+
+def slow_row_dot(inp):
+    """out[i] = the sum of A[i, j] * B[i, j] over the columns j both rows store."""
+    A, B = _stored(inp, "a"), _stored(inp, "b")
+    out = [0.0] * inp["m"]
+    for (i, j), v in A.items():
+        out[i] += v * B.get((i, j), 0.0)
+    return {"out": out}
+
+
 def slow_softmax(inp):
     """Softmax over the stored entries of each row, with math.exp."""
     b = [0.0] * inp["nnz"]
@@ -318,6 +348,9 @@ SLOW = {
     "bsr_spmm": slow_bsr_spmm,
     "ell_spmm": slow_ell,
     "csr_elementwise": slow_elementwise,
+    "csr_multiply": slow_multiply,
+    "csr_add": slow_add,
+    "csr_row_dot": slow_row_dot,
     "sddmm": slow_sddmm,
     "sddmm_fused": slow_sddmm,
     "csf_reduction": slow_csf,

@@ -234,6 +234,76 @@ def elementwise_reference(inp):
     return {"b": _f32(_f64(inp["a"]) * 2.0 + 1.0)}
 
 
+# ---------------------------------------------------------------------------------------------
+# Two sparse operands co-iterated (T.intersect / T.union): csr_multiply, csr_add, csr_row_dot
+
+
+def _keys(indptr, indices, n):
+    """Every stored (row, column) as one sorted int64 key, row * n + column."""
+    return _row_ids(indptr).astype(np.int64) * n + indices
+
+
+def _from_keys(keys, m, n):
+    """indptr and indices of the pattern of sorted, distinct keys."""
+    return _indptr(np.bincount(keys // n, minlength=m)), (keys % n).astype(np.int32)
+
+
+def _values_at(values, indptr, indices, n, keys):
+    """A matrix's stored values at the given keys, 0 where it stores none."""
+    own = _keys(indptr, indices, n)
+    pos = np.minimum(np.searchsorted(own, keys), max(len(own) - 1, 0))
+    hit = own[pos] == keys if len(own) else np.zeros(len(keys), bool)
+    return np.where(hit, _f64(values)[pos] if len(own) else 0.0, 0.0)
+
+
+def pair_inputs(rng, case, output="intersection"):
+    """Two CSR matrices A, B of one shape sharing about half of A's entries, and the output:
+    ``c`` over the ``"intersection"`` or ``"union"`` of their patterns, or ``"rows"``: ``out``,
+    one value per row."""
+    m, n, _, indptr_a, indices_a = _csr(rng, case)
+    _, _, _, indptr_r, indices_r = _csr(rng, case)
+    keys_a = _keys(indptr_a, indices_a, n)
+    kept = keys_a[rng.random(len(keys_a)) < 0.5]
+    keys_b = np.union1d(kept, _keys(indptr_r, indices_r, n))
+    indptr_b, indices_b = _from_keys(keys_b, m, n)
+    a, b = _values(rng, len(indices_a)), _values(rng, len(indices_b))
+    operands = dict(indptr_a=indptr_a, indices_a=indices_a, indptr_b=indptr_b, indices_b=indices_b)
+    sizes = dict(m=m, n=n, nnz_a=len(indices_a), nnz_b=len(indices_b))
+    if output == "rows":
+        return dict(a=a, b=b, out=_nan(m), **operands, **sizes)
+    merged = np.intersect1d(keys_a, keys_b) if output == "intersection" else np.union1d(keys_a, keys_b)
+    indptr_c, indices_c = _from_keys(merged, m, n)
+    return dict(a=a, b=b, c=_nan(len(indices_c)), **operands, indptr_c=indptr_c, indices_c=indices_c, **sizes,
+                nnz_c=len(indices_c))
+
+
+def _pair_at(inp, keys):
+    n = inp["n"]
+    a = _values_at(inp["a"], inp["indptr_a"], inp["indices_a"], n, keys)
+    b = _values_at(inp["b"], inp["indptr_b"], inp["indices_b"], n, keys)
+    return a, b
+
+
+def multiply_reference(inp):
+    """c = A * B at every entry of C's pattern."""
+    a, b = _pair_at(inp, _keys(inp["indptr_c"], inp["indices_c"], inp["n"]))
+    return {"c": _f32(a * b)}
+
+
+def add_reference(inp):
+    """c = A + B at every entry of C's pattern (a matrix without an entry there counts 0)."""
+    a, b = _pair_at(inp, _keys(inp["indptr_c"], inp["indices_c"], inp["n"]))
+    return {"c": _f32(a + b)}
+
+
+def row_dot_reference(inp):
+    """out[i] = the dot product of row i of A and row i of B."""
+    n = inp["n"]
+    both = np.intersect1d(_keys(inp["indptr_a"], inp["indices_a"], n), _keys(inp["indptr_b"], inp["indices_b"], n))
+    a, b = _pair_at(inp, both)
+    return {"out": _f32(np.bincount(both // n, weights=a * b, minlength=inp["m"]))}
+
+
 def softmax_inputs(rng, case):
     """A CSR matrix with values in [-4, 4); output b with the same pattern."""
     inp = elementwise_inputs(rng, case)
@@ -753,6 +823,8 @@ def batched_reference(inp):
 # The registry
 
 _CSR_PARAMS = ("indptr", "indices")
+_PAIR_PARAMS = ("a", "b", "c", "indptr_a", "indices_a", "indptr_b", "indices_b", "indptr_c", "indices_c",
+                "m", "n", "nnz_a", "nnz_b", "nnz_c")
 _SPMM_PARAMS = ("a", "b", "c", *_CSR_PARAMS, "m", "n", "feat_size", "nnz")
 _SDDMM_PARAMS = ("a", "b", "x", "y", *_CSR_PARAMS, "m", "n", "feat_size", "nnz")
 _W = Path(__file__).resolve().parents[1] / "examples"
@@ -793,6 +865,18 @@ WORKLOADS = {
     "csr_elementwise": Workload(
         _W / "csr_elementwise.py", "csr_elementwise", ("a", "b", *_CSR_PARAMS, "m", "n", "nnz"),
         ("b",), elementwise_inputs, elementwise_reference,
+    ),
+    "csr_multiply": Workload(
+        _W / "csr_multiply.py", "csr_multiply", _PAIR_PARAMS, ("c",), pair_inputs, multiply_reference,
+    ),
+    "csr_add": Workload(
+        _W / "csr_add.py", "csr_add", _PAIR_PARAMS, ("c",),
+        lambda rng, case: pair_inputs(rng, case, output="union"), add_reference,
+    ),
+    "csr_row_dot": Workload(
+        _W / "csr_row_dot.py", "csr_row_dot",
+        ("a", "b", "out", "indptr_a", "indices_a", "indptr_b", "indices_b", "m", "n", "nnz_a", "nnz_b"),
+        ("out",), lambda rng, case: pair_inputs(rng, case, output="rows"), row_dot_reference,
     ),
     "sddmm": Workload(
         _W / "sddmm.py", "sddmm", _SDDMM_PARAMS, ("y",), sddmm_inputs, sddmm_reference

@@ -109,6 +109,52 @@ def elementwise_inputs(graph, rng):
     return dict(**_csr_args(graph, rng), b=nans(graph.nnz))
 
 
+def _square(graph) -> scipy.sparse.csr_matrix:
+    side = min(graph.shape)
+    square = graph[:side, :side].tocsr()
+    square.sort_indices()
+    return square
+
+
+def _pattern(keys: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """indptr and indices of the sorted, distinct keys ``row * n + column``."""
+    return _indptr(np.bincount(keys // n, minlength=m)), (keys % n).astype(np.int32)
+
+
+def _pair_inputs(graph, rng, output: str) -> dict:
+    """A: the graph's (leading square part's) pattern; B: its transpose's (the edges back), each
+    with random values: A * B lives on the reciprocal edges, A + B is the symmetrized graph. The
+    output ``c`` is over the ``"intersection"`` or ``"union"`` of the patterns, or (``"rows"``)
+    ``out`` holds one value per row."""
+    a = _square(graph)
+    b = a.T.tocsr()
+    b.sort_indices()
+    m, n = a.shape
+    keys_a, keys_b = (_row_ids(x.indptr).astype(np.int64) * n + x.indices for x in (a, b))
+    inputs = dict(a=_values(rng, a.nnz), b=_values(rng, b.nnz))
+    operands = dict(indptr_a=a.indptr.astype(np.int32), indices_a=a.indices.astype(np.int32),
+                    indptr_b=b.indptr.astype(np.int32), indices_b=b.indices.astype(np.int32))
+    sizes = dict(m=m, n=n, nnz_a=a.nnz, nnz_b=b.nnz)
+    if output == "rows":
+        return dict(**inputs, out=nans(m), **operands, **sizes)
+    merged = np.intersect1d(keys_a, keys_b) if output == "intersection" else np.union1d(keys_a, keys_b)
+    indptr_c, indices_c = _pattern(merged, m, n)
+    return dict(**inputs, c=nans(len(indices_c)), **operands, indptr_c=indptr_c, indices_c=indices_c, **sizes,
+                nnz_c=len(indices_c))
+
+
+def multiply_inputs(graph, rng):
+    return _pair_inputs(graph, rng, "intersection")
+
+
+def add_inputs(graph, rng):
+    return _pair_inputs(graph, rng, "union")
+
+
+def row_dot_inputs(graph, rng):
+    return _pair_inputs(graph, rng, "rows")
+
+
 def softmax_inputs(graph, rng):
     """Random standard-normal scores on the graph's pattern (attention scores on its edges)."""
     return elementwise_inputs(graph, rng)
@@ -265,6 +311,32 @@ def elementwise_reference(p):
     return _f64(p["a"]) * 2.0 + 1.0
 
 
+def _operands(p) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
+    shape = (p["m"], p["n"])
+    return _csr(p["a"], p["indptr_a"], p["indices_a"], shape), _csr(p["b"], p["indptr_b"], p["indices_b"], shape)
+
+
+def _on_c(matrix: scipy.sparse.csr_matrix, p) -> np.ndarray:
+    """``matrix``'s values at the entries of C's pattern (0 where it stores none)."""
+    rows = _row_ids(p["indptr_c"])
+    return np.asarray(matrix[rows, p["indices_c"]], dtype=np.float64).ravel()
+
+
+def multiply_reference(p):
+    a, b = _operands(p)
+    return _on_c(a.multiply(b).tocsr(), p)
+
+
+def add_reference(p):
+    a, b = _operands(p)
+    return _on_c((a + b).tocsr(), p)
+
+
+def row_dot_reference(p):
+    a, b = _operands(p)
+    return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel()
+
+
 def bsr_spmm_reference(p):
     shape = (p["mb"] * 4, p["nb"] * 4)
     return scipy.sparse.bsr_matrix((_f64(p["a"]), p["indices"], p["indptr"]), shape=shape) @ _f64(p["b"])
@@ -411,7 +483,13 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          what=f"the matrix in 4x4 BSR, width {FEAT}"),
     Spec("csf_reduction", "out", csf_reference, csf_inputs,
          what=f"I, J: the matrix; K: 0 to {2 * CSF_K} random coordinates under each entry"),
+    Spec("csr_add", "c", add_reference, add_inputs,
+         what="the matrix plus its transpose, into the union of their patterns"),
     Spec("csr_elementwise", "b", elementwise_reference, elementwise_inputs, what="the matrix"),
+    Spec("csr_multiply", "c", multiply_reference, multiply_inputs,
+         what="the matrix times its transpose elementwise, into the intersection of their patterns"),
+    Spec("csr_row_dot", "out", row_dot_reference, row_dot_inputs,
+         what="the rows of the matrix dotted with those of its transpose"),
     Spec("csr_rowsum", "b", rowsum_reference, rowsum_inputs, what="the matrix"),
     Spec("csr_spmm", "c", spmm_reference, spmm_inputs, work=lambda g: float(g.nnz) * FEAT,
          what=f"the matrix, width {FEAT}"),

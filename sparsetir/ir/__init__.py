@@ -1,6 +1,6 @@
 """Stage-I IR: sparse axes, sparse buffers, sparse iterations and functions."""
 
-from .axis import AttachedAxis, Axis, FusedAxis
+from .axis import AttachedAxis, Axis, FusedAxis, MergedAxis
 from .buffer import SparseBuffer
 from .equality import assert_structural_equal, structural_equal, structural_hash
 from .function import SparseFunction
@@ -11,6 +11,7 @@ __all__ = [
     "AttachedAxis",
     "Axis",
     "FusedAxis",
+    "MergedAxis",
     "SparseBuffer",
     "SparseFunction",
     "SparseIteration",

@@ -145,6 +145,35 @@ class AttachedAxis(Object):
     span: Optional[Span] = field(default=None, structural_eq="ignore")
 
 
+#: The two ways ``MergedAxis`` combines the stored coordinates of its axes (the script construct).
+INTERSECT = "intersect"
+UNION = "union"
+MERGE_OPS = (INTERSECT, UNION)
+
+
+@py_class("sparsetir.MergedAxis", frozen=True)
+class MergedAxis(Object):
+    """``T.intersect(X, Y, ...)`` or ``T.union(X, Y, ...)`` in a sparse iteration: co-iteration.
+
+    One iterator walks, in ascending order, the coordinates stored in every (``intersect``) or
+    any (``union``) of the merged sparse axes under the current parent row; a buffer laid out by
+    one of them is read at the position the merge is at (``ir/coiteration.py`` states the rules).
+    """
+
+    op: str  # INTERSECT or UNION
+    axes: list[Axis]
+    span: Optional[Span] = field(default=None, structural_eq="ignore")
+
+    @property
+    def is_union(self) -> bool:
+        """Coordinates stored in any of the axes (else: in all of them)."""
+        return self.op == UNION
+
+    def holds(self, axis: Axis) -> bool:
+        """Whether ``axis`` is one of the merged axes."""
+        return any(a.same_as(axis) for a in self.axes)
+
+
 def after_sibling(axes: list[Axis], k: int) -> bool:
     """Whether ``axes[k]``, in a buffer's layout, comes after a *sibling*: a dense variable axis
     right after another variable axis of the same parent, which comes right before that one
@@ -169,4 +198,6 @@ def iter_axes(entry: Object) -> list[Axis]:
         return list(entry.axes)
     if isinstance(entry, AttachedAxis):
         return [entry.axis]
+    if isinstance(entry, MergedAxis):  # one iterator; every merged axis has its parent and length
+        return [entry.axes[0]]
     return [entry]

@@ -22,7 +22,8 @@ AXES_ATTR = "sparsetir.axes"
 BUFFERS_ATTR = "sparsetir.buffers"
 PARAMS_ATTR = "sparsetir.param_names"
 SPANS_ATTR = "sparsetir.spans"
-#: names of the sparse axes whose coordinates the kernel binary-searches (they must be sorted)
+#: names of the sparse axes whose rows the kernel relies on being sorted: it binary-searches their
+#: coordinates or merges their rows (``T.intersect`` / ``T.union``); the call checks them
 SEARCHED_ATTR = "sparsetir.searched_axes"
 #: [boundaries array, chunk count, extent of the partitioned loop] per ``partition_rows``, and a
 #: fourth entry when the boundaries balance the row lengths of an indptr parameter (its name)

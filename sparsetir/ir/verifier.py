@@ -12,8 +12,9 @@ from typing import Any, Optional
 
 from .._tvm import Span, TensorLoad, Var, structural_walk, tirx
 from ..errors import VerifyError
-from .axis import INDEX_DTYPES, AxisKind, AttachedAxis, Axis, FusedAxis, after_sibling
+from .axis import INDEX_DTYPES, MERGE_OPS, AxisKind, AttachedAxis, Axis, FusedAxis, MergedAxis, after_sibling
 from .buffer import SparseBuffer
+from .coiteration import child_of_union_problem, merge_problem, union_store_problem
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
 
@@ -90,6 +91,12 @@ def _span_of(node: Any, fallback: Optional[Span]) -> Optional[Span]:
     return span if isinstance(span, Span) else fallback
 
 
+def _entry_span(entry: Any, it: SparseIteration) -> Optional[Span]:
+    """Where an entry of an iteration's axes is written (a plain axis entry carries its
+    declaration's span, not this use's: then the iteration's)."""
+    return (entry.span if isinstance(entry, (FusedAxis, AttachedAxis, MergedAxis)) else None) or it.span
+
+
 def _literal(expr: Any) -> Optional[int]:
     """The value of an integer literal, else None."""
     if isinstance(expr, tirx.IntImm) and str(expr.ty.dtype) != "bool":
@@ -121,6 +128,7 @@ class _Verifier:
         self.buffers: dict[Any, SparseBuffer] = {}
         self.iteration_names: set[str] = set()
         self.handle_roles: dict[str, str] = {}  # handle name -> "indptr", "indices" or "data"
+        self.unions: list[tuple[Var, MergedAxis]] = []  # the T.union iterators around a statement
 
     def run(self) -> None:
         level = self.func.attrs.get("sparse_tir_level") if self.func.attrs else None
@@ -230,19 +238,29 @@ class _Verifier:
         if any(k not in "SR" for k in it.kinds):
             raise _fail(f"sparse iteration '{it.name}' has kinds {it.kinds!r}; each must be S or R", it.span)
         visible = list(iterated)
+        unions: list[tuple[Var, MergedAxis]] = []
+        position = 0
         for entry in it.axes:
-            group = entry.axes if isinstance(entry, FusedAxis) else [entry.axis if isinstance(entry, AttachedAxis) else entry]
+            group = entry.axes if isinstance(entry, (FusedAxis, MergedAxis)) else [entry.axis if isinstance(entry, AttachedAxis) else entry]
+            if isinstance(entry, MergedAxis):
+                self._merged(entry, it)
+                if entry.is_union:
+                    unions.append((it.iter_vars[position], entry))
+            position += 1 if isinstance(entry, MergedAxis) else len(group)
             for axis in group:
                 if self.axes.get(axis.name) is None or not self.axes[axis.name].same_as(axis):
                     raise _fail(f"axis '{axis.name}' in sparse iteration '{it.name}' is not defined", it.span)
                 if any(v.same_as(axis) for v in visible):
                     raise _fail(f"axis '{axis.name}' is iterated twice", it.span)
                 parent = entry.new_parent if isinstance(entry, AttachedAxis) else axis.parent
+                union = next((u for _, u in self.unions + unions if parent is not None and u.holds(parent)), None)
+                if union is not None:
+                    raise _fail(child_of_union_problem(axis, union), _entry_span(entry, it))
                 if parent is not None and not any(v.same_as(parent) for v in visible):
                     raise _fail(
                         f"axis '{axis.name}' depends on '{parent.name}', which must be iterated before it (earlier in this T.sp_iter or in an enclosing one)",
                         # A plain axis entry carries its declaration's span, not this use's.
-                        (entry.span if isinstance(entry, (FusedAxis, AttachedAxis)) else None) or it.span,
+                        _entry_span(entry, it),
                     )
                 visible.append(axis)
         own_reduce = it.reduce_vars()
@@ -253,6 +271,16 @@ class _Verifier:
         if not it.body:
             what = "only a T.init() block and no update" if it.init is not None else "an empty body"
             raise _fail(f"sparse iteration '{it.name}' has {what}; its body must store into a buffer (or hold a nested T.sp_iter)", it.span)
+        self.unions.extend(unions)  # a store in the init or the body may not go through them
+        try:
+            self._init(it, reduce_vars, own_reduce)
+            for stmt in it.body:
+                self.statement(stmt, visible, reduce_vars + own_reduce, in_iteration=True)
+        finally:
+            del self.unions[len(self.unions) - len(unions):]
+
+    def _init(self, it: SparseIteration, reduce_vars: list[Var], own_reduce: list[Var]) -> None:
+        """The stores of the iteration's ``T.init()``: ordinary stores that use no 'R' iterator."""
         for stmt in it.init or []:
             if not isinstance(stmt, tirx.BufferStore):
                 raise _fail("a T.init() block may contain only buffer stores", it.span)
@@ -264,8 +292,14 @@ class _Verifier:
                     "once before the reduction, where its 'R' iterators have no value",
                     _span_of(stmt, it.span),
                 )
-        for stmt in it.body:
-            self.statement(stmt, visible, reduce_vars + own_reduce, in_iteration=True)
+
+    def _merged(self, entry: MergedAxis, it: SparseIteration) -> None:
+        """``T.intersect`` / ``T.union`` built by code is held to the parser's rules."""
+        if entry.op not in MERGE_OPS:
+            raise _fail(f"a merged axis in sparse iteration '{it.name}' is '{entry.op}', not intersect or union", entry.span or it.span)
+        problem = merge_problem(entry.op, list(entry.axes))
+        if problem is not None:
+            raise _fail(problem[1], entry.span or it.span)
 
     def store(self, stmt: Any, reduce_vars: list[Var]) -> None:
         buf = self.buffers.get(stmt.buffer)
@@ -281,6 +315,9 @@ class _Verifier:
                         stmt.span,
                     )
         self._coordinates(buf, stmt.indices, stmt.span)
+        refused = union_store_problem(buf.name, list(buf.axes), list(stmt.indices), self.unions)
+        if refused is not None:
+            raise _fail(refused, stmt.span)
         value_dtype = str(stmt.value.ty.dtype)
         if value_dtype != buf.dtype:
             raise _fail(f"storing a {value_dtype} value into '{buf.name}' of dtype {buf.dtype}", stmt.span)

@@ -98,8 +98,9 @@ def constraints_from_axes(
 ) -> list[Constraint]:
     """The structure constraints of ``axes`` and their ancestors, parents first.
 
-    Coordinates must be sorted within rows only for axes in ``uses_binary_search_on``: the
-    binary search is the one place a kernel relies on order; SpMM and friends accept unsorted
+    Coordinates must be sorted within rows only for axes in ``uses_binary_search_on``: a binary
+    search, or a co-iteration's merge of rows (``T.intersect`` / ``T.union``, which lowering lists
+    there too), is the one place a kernel relies on order; SpMM and friends accept unsorted
     (duplicate-free or not) input. ``array_names`` renames structure arrays to the kernel
     parameters that hold them (stage II names them after their axes, ``J_indptr``; the caller
     passes the script's ``indptr``). ``indptr_rows`` gives the row count of an indptr array (by

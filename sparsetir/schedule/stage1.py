@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 from .._tvm import TensorLoad, Var, structural_walk, tirx, tvm
 from ..errors import ScheduleError
 from ..ir.analysis import same_indices, uses_var
-from ..ir.axis import AttachedAxis, Axis, FusedAxis, dense_fixed
+from ..ir.axis import AttachedAxis, Axis, FusedAxis, MergedAxis, dense_fixed
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
 from ..ir.verifier import verify
@@ -104,6 +104,16 @@ def _split_entries(it: SparseIteration) -> list[tuple[Any, str, list[Var]]]:
     return out
 
 
+def _refuse_merged(it: SparseIteration, primitive: str) -> None:
+    """Reordering and fusing do not know co-iteration yet: a merge's position is a pointer walk,
+    not a loop over an axis, so neither rewrite would keep its meaning."""
+    merged = next((e for e in it.axes if isinstance(e, MergedAxis)), None)
+    if merged is not None:
+        axes = ", ".join(a.name for a in merged.axes)
+        raise ScheduleError(f"{primitive}: sparse iteration '{it.name}' co-iterates T.{merged.op}({axes}), which "
+                            f"{primitive} does not support")
+
+
 def _axis_name(axis: Any) -> str:
     return axis if isinstance(axis, str) else axis.name
 
@@ -114,6 +124,7 @@ def sparse_reorder(func: SparseFunction, iteration: str, order: Sequence[Any]) -
     A dependent axis must still follow its parent, so ``[J, I]`` for a CSR ``J`` is refused.
     """
     it = find_iteration(func, iteration)
+    _refuse_merged(it, "sparse_reorder")
     entries = _split_entries(it)
     by_name = {_entry_name(e): (e, k, v) for e, k, v in entries}
     wanted = [_axis_name(a) if not isinstance(a, FusedAxis) else _entry_name(a) for a in order]
@@ -149,6 +160,7 @@ def sparse_fuse(func: SparseFunction, iteration: str, axes: Sequence[Any]) -> Sp
     CSR axis J under it iterates all nonzeros in one loop), and of the same iterator kind.
     """
     it = find_iteration(func, iteration)
+    _refuse_merged(it, "sparse_fuse")
     names = [_axis_name(a) for a in axes]
     if len(names) < 2:
         raise ScheduleError("sparse_fuse needs two or more axes")

@@ -54,7 +54,7 @@ def is_iteration_name(name: str) -> bool:
 
 
 # Entries of a sparse iteration's axis list besides plain axes.
-ITER_AXIS_CONSTRUCTS = ("fuse", "attach")
+ITER_AXIS_CONSTRUCTS = ("fuse", "attach", "intersect", "union")
 
 # Expression functions: T.<name>(x) mapped to the TVM operator that builds the node. Each one
 # yields a ``Call`` whose op the printer maps back to the same name.

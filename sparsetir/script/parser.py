@@ -17,15 +17,19 @@ from ..ir.axis import (
     DENSE_FIXED,
     DENSE_VARIABLE,
     INDEX_DTYPES,
+    MERGE_OPS,
     SPARSE_FIXED,
     SPARSE_VARIABLE,
     AttachedAxis,
     Axis,
     AxisKind,
     FusedAxis,
+    MergedAxis,
+    iter_axes,
     make_axis,
 )
 from ..ir.buffer import SparseBuffer
+from ..ir.coiteration import merge_problem
 from ..ir.function import STAGE_I_LEVEL, SparseFunction
 from ..ir.iteration import SparseIteration
 from ..ir.stage2 import STAGE_II_LEVEL, func_attr_problem
@@ -639,7 +643,7 @@ class FunctionParser:
             self.source.fail(stmt, f"the sparse iterations nested here bind {self.nested_iterators + count} iterators; at most "
                                    f"{MAX_NESTED_ITERATORS} may nest (lowered, each is a loop and a block, and Python reads "
                                    "at most 99 levels of indentation)", VerifyError)
-        flat = [ax for e in entries for ax in (e.axes if isinstance(e, FusedAxis) else [e.axis if isinstance(e, AttachedAxis) else e])]
+        flat = [ax for e in entries for ax in iter_axes(e)]
         self.scope.push()
         iter_vars = []
         for axis, name_n in zip(flat, names_nodes):
@@ -701,8 +705,30 @@ class FunctionParser:
                 if axis.parent is None:
                     self.source.fail(node, f"axis '{axis.name}' has no parent, so it cannot be attached to another", VerifyError)
                 return AttachedAxis(axis, parent, self.source.span(node))
-            self.source.fail(node.func, f"T.{name} cannot appear in the axes of T.sp_iter; use an axis, T.fuse(...) or T.attach(...)", VerifyError)
+            if name in MERGE_OPS:
+                return self._merged_axis(node, name)
+            self.source.fail(node.func, f"T.{name} cannot appear in the axes of T.sp_iter; use an axis, T.fuse(...), "
+                                        "T.attach(...), T.intersect(...) or T.union(...)", VerifyError)
         return self._axis(node, "each entry of the axes of T.sp_iter")
+
+    def _merged_axis(self, node: ast.Call, op: str) -> MergedAxis:
+        """``T.intersect(X, Y, ...)`` / ``T.union(X, Y, ...)``: co-iteration of sparse axes
+        (``ir/coiteration.py`` has the rules; a broken one is reported at its argument)."""
+        if node.keywords:
+            self.source.fail(node.keywords[0], f"T.{op}() takes axes only, no keyword arguments", VerifyError)
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.source.fail(arg, f"T.{op}() takes axis names; unpacking is not supported", ScriptSyntaxError)
+            if isinstance(arg, ast.Call):
+                inner = self.exprs.construct_name(arg.func)
+                self.source.fail(arg, f"T.{op} merges axes, not T.{inner}(...): co-iterations do not nest; list every "
+                                      f"axis in one T.{op}(...)", VerifyError)
+        axes = [self._axis(x, f"each argument of T.{op}") for x in node.args]
+        problem = merge_problem(op, axes)
+        if problem is not None:
+            index, message = problem
+            self.source.fail(node.args[index] if index >= 0 else node, message, VerifyError)
+        return MergedAxis(op, axes, self.source.span(node))
 
 
 def _product(exprs: list[Any]) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from .._tvm import tirx
 from ..errors import SparseTIRError
-from ..ir.axis import AttachedAxis, Axis, FusedAxis
+from ..ir.axis import AttachedAxis, Axis, FusedAxis, MergedAxis
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
 from ..ir.iteration import SparseIteration
@@ -193,6 +193,8 @@ class FunctionPrinter:
             return f"{self.T}.fuse({', '.join(self.names(a) for a in entry.axes)})"
         if isinstance(entry, AttachedAxis):
             return f"{self.T}.attach({self.names(entry.axis)}, {self.names(entry.new_parent)})"
+        if isinstance(entry, MergedAxis):
+            return f"{self.T}.{entry.op}({', '.join(self.names(a) for a in entry.axes)})"
         return self.names(entry)
 
     def iteration(self, it: SparseIteration, depth: int) -> None:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from .._tvm import Expr, TensorLoad, Var, structural_map, tirx, tvm
 from ..errors import LoweringError, VerifyError
 from ..ir.analysis import contains
-from ..ir.axis import AttachedAxis, Axis, FusedAxis, iter_axes, make_axis
+from ..ir.axis import AttachedAxis, Axis, FusedAxis, MergedAxis, iter_axes, make_axis
 from ..ir.buffer import SparseBuffer
 from ..ir.function import SparseFunction
 from ..ir.iteration import REDUCE, SPATIAL, SparseIteration
@@ -267,6 +267,10 @@ class _Installed:
                     kinds.append(entry_kinds)
                     iters.append(var)
                 continue
+            if isinstance(entry, MergedAxis) and any(a.name in old_index for a in entry.axes):
+                raise LoweringError(f"format_decompose: iteration '{it.name}' co-iterates T.{entry.op}("
+                                    f"{', '.join(a.name for a in entry.axes)}); rewrite rule {rule.name!r} needs its "
+                                    "axes as plain entries")
             if any(a.name in old_index for a in iter_axes(entry)):
                 raise LoweringError(f"format_decompose: iteration '{it.name}' iterates '{_entry_name(entry)}' fused or "
                                     f"attached; rewrite rule {rule.name!r} needs its axes as plain entries")

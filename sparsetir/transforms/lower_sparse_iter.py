@@ -16,6 +16,8 @@ Each sparse iteration becomes a loop nest in *position space* (stage2.md §1):
   indptr (helper blocks ``..._search<k>``), so fused loops stay parallel-safe (no carried row
   variable).
 - ``T.attach(U, E)``: U's row is the coordinate of E.
+- ``T.intersect(X, Y, ...)`` / ``T.union(X, Y, ...)``: a block of its own holding a ``while``
+  loop that merges the axes' sorted rows with one pointer each (``sparse_iter/merge.py``).
 - the iteration's ``T.sp_iter_attr`` (``annotate_sparse_iter``) become annotations of each of
   its level blocks, so they print at stages II and III.
 - ``T.init()`` goes into the outermost block where all its indices are bound; when that block

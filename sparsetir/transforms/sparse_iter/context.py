@@ -35,7 +35,7 @@ class Context:
     header: Header
     blocks: Names = field(default_factory=Names)  # block names (their own namespace in TVM)
     spans: dict[str, list[str]] = field(default_factory=dict)  # block/buffer name -> script lines
-    searched: list[str] = field(default_factory=list)  # sorted axes looked up by binary search
+    searched: list[str] = field(default_factory=list)  # axes searched or merged: their rows must be sorted
     scratch: list[Var] = field(default_factory=list)  # search results of the blocks built so far
 
 

@@ -3,7 +3,8 @@
 A level ends where the next loop's extent depends on an iterator of the current level
 (``for j in range(J_indptr[vi + 1] - J_indptr[vi])`` starts a new block). Each iterator is
 bound to a ``Position``: its axis, its position (a block var, or a search result for fused
-axes), its coordinate and its row (the position vector down to it).
+axes), its coordinate and its row (the position vector down to it). A ``T.intersect`` /
+``T.union`` entry is a level of its own, a merge over its axes' rows (``merge.py``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any, Optional
 from ..._tvm import Var, s_tir, tirx
 from ...errors import LoweringError
 from ...ir.analysis import uses_any
-from ...ir.axis import AttachedAxis, Axis, FusedAxis
+from ...ir.axis import AttachedAxis, Axis, FusedAxis, MergedAxis
 from ...ir.iteration import ITER_TYPE, SparseIteration
 from ...trace.spans import span_texts
 from .context import Context, as_dtype, domain, i32, seq
+from .merge import Merge, merge_block, merged_positions, new_merge
 from .regions import block_regions
 from .search import add_search, search_block
 
@@ -30,6 +32,8 @@ class Position:
     pos: Any
     coord: Any
     row: list  # position vector: the parent's row + [pos]
+    #: a merged iterator's position in each merged axis (``merge.merged_positions``)
+    merged: Optional[dict] = None
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Level:
     explicit_init: list = field(default_factory=list)  # init stores at the top of the body
     init: Any = None  # the block's T.init()
     allocs: list = field(default_factory=list)  # search results allocated in the enclosing block
+    merge: Optional[Merge] = None  # a co-iteration's level: a merge instead of loops
 
 
 @dataclass
@@ -72,6 +77,9 @@ def iteration_levels(ctx: Context, it: SparseIteration, outer_env: dict) -> Leve
         if isinstance(entry, FusedAxis):
             group = [next(iterators) for _ in entry.axes]
             _fused_loop(ctx, it, list(entry.axes), group, out)
+            continue
+        if isinstance(entry, MergedAxis):
+            _merged_level(ctx, it, entry, next(iterators)[1], out)
             continue
         attach = entry.new_parent if isinstance(entry, AttachedAxis) else None
         axis = entry.axis if isinstance(entry, AttachedAxis) else entry
@@ -159,9 +167,32 @@ def _fused_loop(ctx: Context, it: SparseIteration, axes: list[Axis], group: list
     _bind(out, group[-1][1], Position(last, pos, ctx.header.coord(last, row), row))
 
 
+def _merged_level(ctx: Context, it: SparseIteration, entry: MergedAxis, var: Var, out: Levels) -> None:
+    """``T.intersect`` / ``T.union``: a level of its own whose block walks the merged rows; the
+    iterator's coordinate is the merge's, and each merged axis is at its own pointer."""
+    if out.levels[-1].loops or out.levels[-1].merge is not None:
+        out.levels.append(Level())
+    prow = parent_row(entry.axes[0], out.env)
+    # the state buffer's name is reserved in the block namespace, so two merges never share it
+    merge = new_merge(ctx, entry, ctx.blocks.fresh(f"{it.name}_{var.name}"), prow)
+    out.levels[-1].merge = merge
+    for axis in entry.axes:  # the walk relies on sorted rows, which the call then checks
+        if axis.name not in ctx.searched:
+            ctx.searched.append(axis.name)
+    merged = merged_positions(merge)
+    for axis in entry.axes:
+        pos = merged[axis.name][0]
+        out.env[axis.name] = Position(axis, pos, merge.coord, prow + [pos])
+    first = entry.axes[0]
+    position = Position(first, merged[first.name][0], merge.coord, prow + [merged[first.name][0]], merged)
+    out.env[var] = position
+    out.level_of[var] = len(out.levels) - 1
+
+
 def _new_level_if(levels: list[Level], extent: Any) -> None:
-    """Start a new level when ``extent`` depends on an iterator of the current one."""
-    if levels[-1].loops and uses_any(extent, [lp.block_var for lp in levels[-1].loops]):
+    """Start a new level when ``extent`` depends on an iterator of the current one (always
+    after a merge: what follows runs at each of its coordinates)."""
+    if levels[-1].merge is not None or (levels[-1].loops and uses_any(extent, [lp.block_var for lp in levels[-1].loops])):
         levels.append(Level())
 
 
@@ -180,6 +211,13 @@ def build_level(ctx: Context, level: Level, name: str, body: Any, own_allocs: li
     """
     loops = level.loops
     bufs = ctx.header.buffers + own_allocs + level.allocs
+    if level.merge is not None:
+        ctx.scratch.extend([level.merge.state, *level.allocs])
+        searches = [search_block(ctx, s, [], bufs + [level.merge.state]) for s in level.searches]
+        for s in level.searches:
+            ctx.spans[s.name] = span_texts(s.span) or span_texts(span)
+            ctx.spans[s.out.name] = ctx.spans[s.name]
+        return merge_block(ctx, level.merge, name, body, searches, list(own_allocs) + list(level.allocs), span, attrs)
     iter_vars = [tirx.IterVar(domain(lp.dom), lp.block_var, ITER_TYPE[lp.kind]) for lp in loops]
     annotations = {**dict(attrs or {}), "sparse": True}
     block = s_tir.SBlock(iter_vars, [], [], name, body, level.init, list(own_allocs), None, annotations, span)

@@ -1,9 +1,10 @@
 """Buffer accesses from coordinates (stage I) to positions (stage II).
 
 An index that *is* the iterator of the buffer's axis (in the same row) becomes the iterator's
-position; a dense axis takes the coordinate as position; a sparse axis indexed by anything else
-needs a lookup (``search.lookup``), guarded: a read of an unstored coordinate is zero, a write
-to one is dropped.
+position (for a merged iterator, the merge's pointer into that axis, guarded in a union); a
+dense axis takes the coordinate as position; a sparse axis indexed by anything else needs a
+lookup (``search.lookup``), guarded: a read of an unstored coordinate is zero, a write to one
+is dropped.
 """
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ def positions(ctx: Context, site: Optional[Site], sb: SparseBuffer, indices: lis
     guards: list = []
     for axis, index in zip(sb.axes, indices):
         bound = env.get(index) if isinstance(index, Var) else None
+        merged = bound.merged.get(axis.name) if bound is not None and bound.merged is not None else None
+        if merged is not None and _rows_equal(bound.row[:-1], pos):  # at the merge's pointer into the axis
+            pos.append(merged[0])
+            if merged[1] is not None:  # a union: the axis may not hold the coordinate
+                guards.append(merged[1])
+            continue
         if bound is not None and bound.axis.same_as(axis) and (axis.parent is None or _rows_equal(bound.row[:-1], pos)):
             pos.append(bound.pos)
             continue
