@@ -3,8 +3,9 @@ from sparsetir.script import tir as T
 
 # C = A * B elementwise (the Hadamard product) of two CSR matrices with different patterns:
 # T.intersect walks the columns stored in both rows, reading A and B where the merge is (no
-# search). C holds the product's pattern (the intersection, as a symbolic phase or SciPy gives it);
-# its positions are found by binary search in JC.
+# search). C holds the product's pattern (the intersection, as a symbolic phase or SciPy gives
+# it), so JC joins the merge: C is written where the merge is too, instead of at a position
+# found by binary search in JC (every coordinate of A and B's intersection is in JC).
 @T.prim_func
 def csr_multiply(
     a: T.handle,
@@ -30,5 +31,5 @@ def csr_multiply(
     A = T.match_sparse_buffer(a, (I, JA), "float32")
     B = T.match_sparse_buffer(b, (I, JB), "float32")
     C = T.match_sparse_buffer(c, (I, JC), "float32")
-    with T.sp_iter([I, T.intersect(JA, JB)], "SS", "csr_multiply") as [i, j]:
+    with T.sp_iter([I, T.intersect(JA, JB, JC)], "SS", "csr_multiply") as [i, j]:
         C[i, j] = A[i, j] * B[i, j]

@@ -171,6 +171,16 @@ def test_row_parallel_partitions_csr_rows_by_nonzeros():
     assert result.schedule.func.param_names[-2:] == ["part", "P"]
 
 
+
+@pytest.mark.parametrize("example", ["csr_row_dot", "csr_add"])
+def test_row_parallel_partitions_a_merge_by_the_first_merged_axis(example):
+    # A co-iteration has no loop over a row's entries, only a merge walking each row to its
+    # length: that length weighs the rows.
+    result = scheduled(example)
+    assert ("row_parallel", f"{example}0") in applied(result)
+    [entry] = partitions_of(result.schedule.func.prim.attrs)
+    assert (entry.parts, entry.count, entry.extent, entry.weights) == ("part", "P", "m", "indptr_a")
+
 def test_row_parallel_partitions_the_rows_of_a_blocked_output_by_nonzeros():
     """CSR to BSR writes row i at B[i // 4, block, i % 4, column % 4]: the rows are disjoint (the
     pair of dimensions names the row, the first of a variable-axis buffer and a dense one inside

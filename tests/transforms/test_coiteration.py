@@ -408,7 +408,7 @@ def test_merged_axis_structure_is_checked(row_dot_kernel):
 @pytest.mark.parametrize("primitive,args", [("sparse_reorder", (["I", "JA"],)), ("sparse_fuse", (["I", "JA"],))])
 def test_stage1_primitives_refuse_a_merge(primitive, args):
     sch = sparsetir.Schedule(sparsetir.parse_file(EXAMPLES / "csr_multiply.py"))
-    with pytest.raises(sparsetir.ScheduleError, match=r"co-iterates T.intersect\(JA, JB\)"):
+    with pytest.raises(sparsetir.ScheduleError, match=r"co-iterates T.intersect\(JA, JB, JC\)"):
         getattr(sch, primitive)("csr_multiply", *args)
 
 
@@ -418,7 +418,7 @@ def test_format_decompose_refuses_a_merged_axis(axis):
 
     buffer = "A" if axis == "JA" else "B"
     func = sparsetir.parse_file(EXAMPLES / "csr_multiply.py")
-    with pytest.raises(sparsetir.LoweringError, match=rf"co-iterates T.intersect\(JA, JB\); rewrite rule"):
+    with pytest.raises(sparsetir.LoweringError, match=rf"co-iterates T.intersect\(JA, JB, JC\); rewrite rule"):
         sparsetir.format_decompose(func, [bsr_rule(4, buffers=(buffer,), axes=("I", axis))])
 
 

@@ -72,6 +72,9 @@ class BlockFacts:
     searches: bool
     #: statements and expressions in the block's body (what an unrolled copy of it costs)
     size: int
+    #: the bounds ``while`` loops of the block's own body compare against (a co-iteration's
+    #: merge walks each row to ``indptr[row + 1] - indptr[row]``)
+    walk_bounds: tuple = ()
 
     @property
     def is_leaf(self) -> bool:
@@ -147,9 +150,25 @@ def _collect(stmt: Any, parent: Optional[str], loops: list[LoopFacts], out: list
         structural_walk(block.body, lambda n: size.__setitem__(0, size[0] + 1))
         out[position] = BlockFacts(name, parent, tuple(loops), iters, tuple(stores), tuple(loads),
                                    block.init is not None, tuple(children), tuple(str(b.name) for b in block.alloc_buffers),
-                                   alone and bool(loops), searches, size[0])
+                                   alone and bool(loops), searches, size[0], _walk_bounds(block.body))
         return [name]
     return []
+
+
+def _walk_bounds(stmt: Any) -> tuple:
+    """The right-hand sides of the comparisons in the conditions of ``stmt``'s ``while`` loops,
+    outside the blocks nested in it."""
+    bounds: list = []
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, s_tir.SBlockRealize) and node.block.body is not stmt:
+            return False
+        if isinstance(node, tirx.While):
+            structural_walk(node.condition, lambda c: bounds.append(c.b) if isinstance(c, (tirx.LT, tirx.LE)) else None)
+        return True
+
+    structural_walk(stmt, visit)
+    return tuple(bounds)
 
 
 def _accesses(stmt: Any) -> tuple[list[Access], list[Access]]:
@@ -176,9 +195,15 @@ def row_extent_indptr(nest: Nest, row_loop: LoopFacts) -> Optional[str]:
     each row, which an nnz-balanced partition reads at run time."""
     row = nest.row_block
     row_iter = row.iter_of(row_loop)
+    row_var = row_iter.var if row_iter is not None else row_loop.var
     for block in nest.blocks:
         for loop in block.loops:
-            name = _indptr_difference(loop.extent, row_iter.var if row_iter is not None else row_loop.var)
+            name = _indptr_difference(loop.extent, row_var)
+            if name is not None:
+                return name
+    for block in nest.blocks:  # a merge's walk over each row (the first merged axis's entries)
+        for bound in block.walk_bounds:
+            name = _indptr_difference(bound, row_var)
             if name is not None:
                 return name
     return None

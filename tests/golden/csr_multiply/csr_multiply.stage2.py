@@ -1,6 +1,6 @@
 @T.prim_func
 def csr_multiply(a: T.handle, b: T.handle, c: T.handle, indptr_a: T.handle, indices_a: T.handle, indptr_b: T.handle, indices_b: T.handle, indptr_c: T.handle, indices_c: T.handle, m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32) -> None:
-    T.func_attr({"sparse_tir_level": 1, "sparsetir.searched_axes": ["JA", "JB", "JC"], "sparsetir.spans": {"csr_multiply0": ["examples/csr_multiply.py:33"], "csr_multiply1": ["examples/csr_multiply.py:33", "examples/csr_multiply.py:34"], "csr_multiply1_JC_search0": ["examples/csr_multiply.py:34"], "csr_multiply1_JC_pos0": ["examples/csr_multiply.py:34"], "csr_multiply_j_merge": ["examples/csr_multiply.py:33"]}, "tir.noalias": True})
+    T.func_attr({"sparse_tir_level": 1, "sparsetir.searched_axes": ["JA", "JB", "JC"], "sparsetir.spans": {"csr_multiply0": ["examples/csr_multiply.py:34"], "csr_multiply1": ["examples/csr_multiply.py:34", "examples/csr_multiply.py:35"], "csr_multiply_j_merge": ["examples/csr_multiply.py:34"]}, "tir.noalias": True})
     I = T.dense_fixed(m)
     JA = T.sparse_variable(I, (n, nnz_a), (indptr_a, indices_a))
     JA_dense = T.dense_variable(I, (n, nnz_a), indptr_a)
@@ -20,36 +20,24 @@ def csr_multiply(a: T.handle, b: T.handle, c: T.handle, indptr_a: T.handle, indi
     for i in range(m):
         with T.sblock("csr_multiply0"):
             vi = T.axis.spatial(m, i)
-            T.reads(JA_indptr[vi:vi + 2], JB_indptr[vi:vi + 2], JA_indices[vi, 0:n], JB_indices[vi, 0:n], JC_indptr[vi:vi + 2], JC_indices[vi, 0:n], A[vi, 0:n], B[vi, 0:n])
+            T.reads(JA_indptr[vi:vi + 2], JB_indptr[vi:vi + 2], JC_indptr[vi:vi + 2], JA_indices[vi, 0:n], JB_indices[vi, 0:n], JC_indices[vi, 0:n], A[vi, 0:n], B[vi, 0:n])
             T.writes(C[vi, 0:n])
             T.sblock_attr({"sparse": True})
             with T.sblock("csr_multiply1"):
-                csr_multiply_j_merge = T.sblock_alloc_buffer((3,), "int32", scope="local")
-                csr_multiply1_JC_pos0 = T.sblock_alloc_buffer((1,), "int32", scope="local")
-                T.reads(JA_indptr[vi:vi + 2], JB_indptr[vi:vi + 2], JA_indices[vi, 0:n], JB_indices[vi, 0:n], JC_indptr[vi:vi + 2], JC_indices[vi, 0:n], A[vi, 0:n], B[vi, 0:n])
+                csr_multiply_j_merge = T.sblock_alloc_buffer((4,), "int32", scope="local")
+                T.reads(JA_indptr[vi:vi + 2], JB_indptr[vi:vi + 2], JC_indptr[vi:vi + 2], JA_indices[vi, 0:n], JB_indices[vi, 0:n], JC_indices[vi, 0:n], A[vi, 0:n], B[vi, 0:n])
                 T.writes(C[vi, 0:n])
                 T.sblock_attr({"sparse": True})
                 csr_multiply_j_merge[0] = 0
                 csr_multiply_j_merge[1] = 0
-                while csr_multiply_j_merge[0] < JA_indptr[vi + 1] - JA_indptr[vi] and csr_multiply_j_merge[1] < JB_indptr[vi + 1] - JB_indptr[vi]:
-                    csr_multiply_j_merge[2] = T.min(JA_indices[vi, csr_multiply_j_merge[0]], JB_indices[vi, csr_multiply_j_merge[1]])
-                    if JA_indices[vi, csr_multiply_j_merge[0]] == csr_multiply_j_merge[2] and JB_indices[vi, csr_multiply_j_merge[1]] == csr_multiply_j_merge[2]:
-                        with T.sblock("csr_multiply1_JC_search0"):
-                            lohi = T.sblock_alloc_buffer((2,), "int32", scope="local")
-                            T.reads(JC_indptr[vi:vi + 2], JC_indices[vi, 0:n], csr_multiply_j_merge[2])
-                            T.writes(csr_multiply1_JC_pos0[0])
-                            T.sblock_attr({"sparse": True})
-                            lohi[0] = 0
-                            lohi[1] = JC_indptr[vi + 1] - JC_indptr[vi]
-                            while lohi[0] < lohi[1]:
-                                if JC_indices[vi, (lohi[0] + lohi[1]) // 2] < csr_multiply_j_merge[2]:
-                                    lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
-                                else:
-                                    lohi[1] = (lohi[0] + lohi[1]) // 2
-                            csr_multiply1_JC_pos0[0] = T.if_then_else(lohi[0] < JC_indptr[vi + 1] - JC_indptr[vi], T.if_then_else(JC_indices[vi, lohi[0]] == csr_multiply_j_merge[2], lohi[0], -1), -1)
-                        if csr_multiply1_JC_pos0[0] >= 0:
-                            C[vi, csr_multiply1_JC_pos0[0]] = A[vi, csr_multiply_j_merge[0]] * B[vi, csr_multiply_j_merge[1]]
-                    if JA_indices[vi, csr_multiply_j_merge[0]] == csr_multiply_j_merge[2]:
+                csr_multiply_j_merge[2] = 0
+                while csr_multiply_j_merge[0] < JA_indptr[vi + 1] - JA_indptr[vi] and csr_multiply_j_merge[1] < JB_indptr[vi + 1] - JB_indptr[vi] and csr_multiply_j_merge[2] < JC_indptr[vi + 1] - JC_indptr[vi]:
+                    csr_multiply_j_merge[3] = T.min(T.min(JA_indices[vi, csr_multiply_j_merge[0]], JB_indices[vi, csr_multiply_j_merge[1]]), JC_indices[vi, csr_multiply_j_merge[2]])
+                    if JA_indices[vi, csr_multiply_j_merge[0]] == csr_multiply_j_merge[3] and JB_indices[vi, csr_multiply_j_merge[1]] == csr_multiply_j_merge[3] and JC_indices[vi, csr_multiply_j_merge[2]] == csr_multiply_j_merge[3]:
+                        C[vi, csr_multiply_j_merge[2]] = A[vi, csr_multiply_j_merge[0]] * B[vi, csr_multiply_j_merge[1]]
+                    if JA_indices[vi, csr_multiply_j_merge[0]] == csr_multiply_j_merge[3]:
                         csr_multiply_j_merge[0] = csr_multiply_j_merge[0] + 1
-                    if JB_indices[vi, csr_multiply_j_merge[1]] == csr_multiply_j_merge[2]:
+                    if JB_indices[vi, csr_multiply_j_merge[1]] == csr_multiply_j_merge[3]:
                         csr_multiply_j_merge[1] = csr_multiply_j_merge[1] + 1
+                    if JC_indices[vi, csr_multiply_j_merge[2]] == csr_multiply_j_merge[3]:
+                        csr_multiply_j_merge[2] = csr_multiply_j_merge[2] + 1

@@ -3,42 +3,30 @@
 
 @T.prim_func(s_tir=True)
 def csr_multiply(a: T.Buffer(("nnz_a",), "float32"), b: T.Buffer(("nnz_b",), "float32"), c: T.Buffer(("nnz_c",), "float32"), indptr_a: T.Buffer(("m + 1",), "int32"), indices_a: T.Buffer((nnz_a,), "int32"), indptr_b: T.Buffer((m + 1,), "int32"), indices_b: T.Buffer((nnz_b,), "int32"), indptr_c: T.Buffer((m + 1,), "int32"), indices_c: T.Buffer((nnz_c,), "int32"), m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32):
-    T.func_attr({"sparse_tir_level": 0, "sparsetir.searched_axes": ["JA", "JB", "JC"], "sparsetir.spans": {"csr_multiply0": ["examples/csr_multiply.py:33"], "csr_multiply1": ["examples/csr_multiply.py:33", "examples/csr_multiply.py:34"], "csr_multiply1_JC_pos0": ["examples/csr_multiply.py:34"], "csr_multiply1_JC_search0": ["examples/csr_multiply.py:34"], "csr_multiply_j_merge": ["examples/csr_multiply.py:33"]}, "tir.noalias": True})
+    T.func_attr({"sparse_tir_level": 0, "sparsetir.searched_axes": ["JA", "JB", "JC"], "sparsetir.spans": {"csr_multiply0": ["examples/csr_multiply.py:34"], "csr_multiply1": ["examples/csr_multiply.py:34", "examples/csr_multiply.py:35"], "csr_multiply_j_merge": ["examples/csr_multiply.py:34"]}, "tir.noalias": True})
     # with T.sblock("root"):
     for i in range(m):
         with T.sblock("csr_multiply0"):
             vi = T.axis.spatial(m, i)
-            T.reads(indptr_a[0:m + 1], indptr_b[0:m + 1], indices_a[0:nnz_a], indices_b[0:nnz_b], indptr_c[0:m + 1], indices_c[0:nnz_c], a[0:nnz_a], b[0:nnz_b])
+            T.reads(indptr_a[0:m + 1], indptr_b[0:m + 1], indptr_c[0:m + 1], indices_a[0:nnz_a], indices_b[0:nnz_b], indices_c[0:nnz_c], a[0:nnz_a], b[0:nnz_b])
             T.writes(c[0:nnz_c])
             T.sblock_attr({"sparse": True})
             with T.sblock("csr_multiply1"):
-                T.reads(indptr_a[0:m + 1], indptr_b[0:m + 1], indices_a[0:nnz_a], indices_b[0:nnz_b], indptr_c[0:m + 1], indices_c[0:nnz_c], a[0:nnz_a], b[0:nnz_b])
+                T.reads(indptr_a[0:m + 1], indptr_b[0:m + 1], indptr_c[0:m + 1], indices_a[0:nnz_a], indices_b[0:nnz_b], indices_c[0:nnz_c], a[0:nnz_a], b[0:nnz_b])
                 T.writes(c[0:nnz_c])
                 T.sblock_attr({"sparse": True})
-                csr_multiply_j_merge = T.sblock_alloc_buffer((3,), "int32", scope="local")
-                csr_multiply1_JC_pos0 = T.sblock_alloc_buffer((1,), "int32", scope="local")
+                csr_multiply_j_merge = T.sblock_alloc_buffer((4,), "int32", scope="local")
                 csr_multiply_j_merge[0] = 0
                 csr_multiply_j_merge[1] = 0
-                while csr_multiply_j_merge[0] < indptr_a[vi + 1] - indptr_a[vi] and csr_multiply_j_merge[1] < indptr_b[vi + 1] - indptr_b[vi]:
-                    csr_multiply_j_merge[2] = T.min(T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0), T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0))
-                    if T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0) == csr_multiply_j_merge[2] and T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0) == csr_multiply_j_merge[2]:
-                        with T.sblock("csr_multiply1_JC_search0"):
-                            T.reads(indptr_c[0:m + 1], indices_c[0:nnz_c], csr_multiply_j_merge[2])
-                            T.writes(csr_multiply1_JC_pos0[0])
-                            T.sblock_attr({"sparse": True})
-                            lohi = T.sblock_alloc_buffer((2,), "int32", scope="local")
-                            lohi[0] = 0
-                            lohi[1] = indptr_c[vi + 1] - indptr_c[vi]
-                            while lohi[0] < lohi[1]:
-                                if T.if_then_else((lohi[0] + lohi[1]) // 2 + indptr_c[vi] >= 0 and (lohi[0] + lohi[1]) // 2 + indptr_c[vi] < nnz_c, indices_c[(lohi[0] + lohi[1]) // 2 + indptr_c[vi]], 0) < csr_multiply_j_merge[2]:
-                                    lohi[0] = (lohi[0] + lohi[1]) // 2 + 1
-                                else:
-                                    lohi[1] = (lohi[0] + lohi[1]) // 2
-                            csr_multiply1_JC_pos0[0] = T.if_then_else(lohi[0] < indptr_c[vi + 1] - indptr_c[vi], T.if_then_else(T.if_then_else(indptr_c[vi] + lohi[0] >= 0 and indptr_c[vi] + lohi[0] < nnz_c, indices_c[indptr_c[vi] + lohi[0]], 0) == csr_multiply_j_merge[2], lohi[0], -1), -1)
-                        if csr_multiply1_JC_pos0[0] >= 0:
-                            if indptr_c[vi] + csr_multiply1_JC_pos0[0] < nnz_c:
-                                c[indptr_c[vi] + csr_multiply1_JC_pos0[0]] = T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, a[indptr_a[vi] + csr_multiply_j_merge[0]], T.float32(0.0)) * T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, b[indptr_b[vi] + csr_multiply_j_merge[1]], T.float32(0.0))
-                    if T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0) == csr_multiply_j_merge[2]:
+                csr_multiply_j_merge[2] = 0
+                while csr_multiply_j_merge[0] < indptr_a[vi + 1] - indptr_a[vi] and csr_multiply_j_merge[1] < indptr_b[vi + 1] - indptr_b[vi] and csr_multiply_j_merge[2] < indptr_c[vi + 1] - indptr_c[vi]:
+                    csr_multiply_j_merge[3] = T.min(T.min(T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0), T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0)), T.if_then_else(indptr_c[vi] + csr_multiply_j_merge[2] >= 0 and indptr_c[vi] + csr_multiply_j_merge[2] < nnz_c, indices_c[indptr_c[vi] + csr_multiply_j_merge[2]], 0))
+                    if T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0) == csr_multiply_j_merge[3] and T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0) == csr_multiply_j_merge[3] and T.if_then_else(indptr_c[vi] + csr_multiply_j_merge[2] >= 0 and indptr_c[vi] + csr_multiply_j_merge[2] < nnz_c, indices_c[indptr_c[vi] + csr_multiply_j_merge[2]], 0) == csr_multiply_j_merge[3]:
+                        if indptr_c[vi] + csr_multiply_j_merge[2] >= 0 and indptr_c[vi] + csr_multiply_j_merge[2] < nnz_c:
+                            c[indptr_c[vi] + csr_multiply_j_merge[2]] = T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, a[indptr_a[vi] + csr_multiply_j_merge[0]], T.float32(0.0)) * T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, b[indptr_b[vi] + csr_multiply_j_merge[1]], T.float32(0.0))
+                    if T.if_then_else(indptr_a[vi] + csr_multiply_j_merge[0] >= 0 and indptr_a[vi] + csr_multiply_j_merge[0] < nnz_a, indices_a[indptr_a[vi] + csr_multiply_j_merge[0]], 0) == csr_multiply_j_merge[3]:
                         csr_multiply_j_merge[0] = csr_multiply_j_merge[0] + 1
-                    if T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0) == csr_multiply_j_merge[2]:
+                    if T.if_then_else(indptr_b[vi] + csr_multiply_j_merge[1] >= 0 and indptr_b[vi] + csr_multiply_j_merge[1] < nnz_b, indices_b[indptr_b[vi] + csr_multiply_j_merge[1]], 0) == csr_multiply_j_merge[3]:
                         csr_multiply_j_merge[1] = csr_multiply_j_merge[1] + 1
+                    if T.if_then_else(indptr_c[vi] + csr_multiply_j_merge[2] >= 0 and indptr_c[vi] + csr_multiply_j_merge[2] < nnz_c, indices_c[indptr_c[vi] + csr_multiply_j_merge[2]], 0) == csr_multiply_j_merge[3]:
+                        csr_multiply_j_merge[2] = csr_multiply_j_merge[2] + 1
