@@ -7,6 +7,7 @@ before), answers checked on the product's structural pattern. No test looks at a
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -41,6 +42,20 @@ def test_spgemm_add_multiply_on_cora_match_scipy_with_full_and_cached_calls(tmp_
     assert "spgemm A@A: a call on structures seen before (cached symbolic phase) is" in captured.out
     assert document["summary"]["spgemm A@A"]["cached_gain"]["rows"] == 1
 
+
+
+def test_a_product_too_large_for_the_memory_is_skipped_with_its_size(tmp_path, capsys, monkeypatch):
+    # soc_slashdot0902's A@A was killed for memory; a case whose products would need more than
+    # the machine's share is skipped, saying how much, and the other kernels still run.
+    from sparsetir.bench import sparse_sparse
+
+    monkeypatch.setattr(sparse_sparse, "MEMORY_SHARE", 1e-9)
+    status = cli.main(["bench", "cora", "--kernels", "spgemm,add", "--rounds", "1", "--quiet", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert re.search(r"spgemm.*its products \(115,158, which bound the result's entries\) would need about", " ".join((captured.out + captured.err).split()))
+    document = json.loads((tmp_path / report.JSON_NAME).read_text())
+    assert [row["kernel"] for row in document["rows"]] == ["add A+B", "add A+At"]
 
 def test_the_default_run_leaves_them_out():
     assert not {"spgemm", "add", "multiply"} & set(command.DEFAULT_KERNELS)

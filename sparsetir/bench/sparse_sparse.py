@@ -24,6 +24,7 @@ outside the pattern is a wrong structure.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, Optional
@@ -45,6 +46,35 @@ OPERATIONS: dict[str, tuple[tuple[str, str], Callable[[Any, Any], Any]]] = {
 def _square_only(matrix) -> Optional[str]:
     rows, cols = matrix.shape
     return None if rows == cols else f"its variants need a square matrix, not {rows}x{cols}"
+
+
+#: Bytes a case of ``spgemm`` holds at its peak per entry of the product: the float64 reference
+#: and its magnitudes, their canonical copies and the pattern check's int64 keys, and the four
+#: libraries' answers (measured on email_enron: a peak of 6.7 GB for its A@A and A@At, 51.5
+#: million products each, 30.5 million entries).
+BYTES_PER_PRODUCT = 130
+#: The share of the machine's memory a ``spgemm`` case may take; a larger one is skipped.
+MEMORY_SHARE = 0.4
+
+
+def _spgemm_skip(matrix) -> Optional[str]:
+    """Why ``spgemm`` skips ``matrix``: not square, or a product too large for this machine's
+    memory (its number of products, which bounds the result's entries, times
+    ``BYTES_PER_PRODUCT``; soc_slashdot0902's A@A, 117 million products, was killed for memory
+    on a 24 GB machine)."""
+    reason = _square_only(matrix)
+    if reason is not None:
+        return reason
+    csr = scipy.sparse.csr_matrix(matrix)
+    lengths, columns = np.diff(csr.indptr), np.diff(csr.tocsc().indptr)
+    products = max(int(lengths[csr.indices].sum()), int(columns[csr.indices].sum()))  # A@A, A@At
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    need = products * BYTES_PER_PRODUCT
+    if need > MEMORY_SHARE * memory:
+        return (f"its products ({products:,}, which bound the result's entries) would need about "
+                f"{need / 2**30:.3g} GiB for the reference and the four answers, over {MEMORY_SHARE:.0%} of this "
+                f"machine's {memory / 2**30:.0f} GiB")
+    return None
 
 
 def _canonical(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csr_matrix:
@@ -214,7 +244,7 @@ def _kernel(name: str) -> Kernel:
         scipy_peer=_scipy_peer(name),
         torch_peer=_torch_peer(name),
         mkl_peer=_mkl_spgemm if name == "spgemm" else None,
-        skip=_square_only,
+        skip=_spgemm_skip if name == "spgemm" else _square_only,
         variants=OPERATIONS[name][0],
         bytes_of=_bytes,
         default=False,
