@@ -18,7 +18,8 @@ write outside the arrays it is given, so after flattening every access to an arr
   an axis: a read is 0 and a write is dropped.
 
 The kernels' hot loops prove; a guarded access is one compare (``sparsetir show --stage 3``
-prints the guards).
+prints the guards). An index holding guarded loads nested two deep is guarded without trying
+(``MAX_NESTED_CHOICES``): TVM's analyzer splits cases at every level, for seconds, and proves none.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from .._tvm import TensorLoad, Var, s_tir, structural_equal, structural_map, tirx, tvm
+from .._tvm import TensorLoad, Var, s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
 from ..ir.analysis import contains
 from .sparse_iter.context import conjunction, dtype_of, substitute
 
@@ -173,6 +174,8 @@ class _Guard:
         has symbolic ends in which a row's ``indptr[r+1] - indptr[r]`` cancels; last, the
         variables of checked arrays take the range the checks give them. Inside a loop its
         extent is positive, which settles the signs of symbolic strides (``vi * c + vj``)."""
+        if _nested_choices(index) > MAX_NESTED_CHOICES:
+            return False, False  # guarded: a proof over such choices takes TVM seconds, and fails
         opaque = _Opaque()
         facts = [opaque(cond) for cond in self.conditions if not _is_true(cond)]
         analyzer = tvm.sym.Analyzer()
@@ -248,6 +251,36 @@ class _Opaque:
         self._seen.append((load, var))
         self.loads.append((var, load.source))
         return var
+
+
+#: An index holding ``if_then_else`` choices nested deeper than this (a gather through a guarded
+#: gather: ``X[U_indices[E_indices[...]]]``, each load guarded) is guarded without a proof: TVM's
+#: analyzer splits cases at every level, and a scheduled hypergraph spent 5 s in 57 such proofs,
+#: none of which it could make.
+MAX_NESTED_CHOICES = 1
+
+
+def _nested_choices(e: Any) -> int:
+    """How deeply ``if_then_else`` calls nest in ``e``."""
+    if _is_choice(e):
+        return 1 + max(_nested_choices(a) for a in e.args)
+    deepest, first = [0], [True]
+
+    def visit(node: Any) -> bool:
+        if first[0]:  # ``e`` itself
+            first[0] = False
+            return True
+        if _is_choice(node):
+            deepest[0] = max(deepest[0], _nested_choices(node))
+            return False
+        return True
+
+    structural_walk(e, visit)
+    return deepest[0]
+
+
+def _is_choice(e: Any) -> bool:
+    return isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and str(e.op.name) == "prim.if_then_else"
 
 
 def _is_true(cond: Any) -> bool:
