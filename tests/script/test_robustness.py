@@ -115,6 +115,10 @@ def test_nesting_beyond_pythons_parser_is_located():
     _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 1, 9)
     text = _store("-" * 100_000 + "A[i, j]")
     _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 1, 9)
+    # The deep line is the one with the most tokens; a long string literal or comment on another
+    # line is one token (the count is a regular expression's: tokenize took 6 s over 7 MB).
+    text = _store(" + ".join(["A[i, j]"] * 50_000)).replace(STORE, "        # " + "x " * 600_000 + "\n" + STORE, 1)
+    _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 2, 9)
 
 
 def test_too_many_parentheses_are_located():
