@@ -49,5 +49,9 @@ def _rank_main(rank: int, fn: Callable, world_size: int, port: int, args: tuple)
                             timeout=timedelta(seconds=INIT_TIMEOUT_S))
     try:
         fn(rank, world_size, *args)
+        # Neither rank tears its gloo connections down while the other may still use them: a
+        # rank that left first once made the other abort in C++ ("terminate called without an
+        # active exception", SIGABRT) in CI.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
