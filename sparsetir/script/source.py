@@ -32,7 +32,7 @@ MAX_SYNTAX_DEPTH = 1500
 #: How long a script may be, in characters: Python's parser alone takes about a second for
 #: 100 MB, so reading any script takes bounded time. The programs we print are kilobytes long
 #: (the ops kernels' stage II at most 7 KB).
-MAX_SCRIPT_CHARS = 2_000_000
+MAX_SCRIPT_CHARS = 10_000_000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: A rough token, enough to find where a deep expression is: a name or number, a quoted string
 #: on one line, a comment, or any other visible character.
