@@ -269,14 +269,6 @@ def sorted_rows(what: str, csr: Any) -> None:
         fail(what, problem)
 
 
-def _out_of_range(csr: Any) -> Optional[str]:
-    indices, cols = csr.indices, csr.shape[1]
-    if not indices.shape[0] or indices.view(np.uint32).max() < cols:  # negatives view as the largest
-        return None
-    low, high = int(indices.min()), int(indices.max())
-    return f"column index {low if low < 0 else high} is out of range for {cols} columns"
-
-
 def _unsorted_row(csr: Any) -> Optional[str]:
     indices, indptr = csr.indices, csr.indptr
     if indices.shape[0] < 2:
@@ -418,7 +410,9 @@ def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
 def _refuse_rows(op: str, a: Operand, b: Operand) -> None:
     """Name the first problem ``merge_count`` found: a column out of range or a row out of order."""
     for name, x in (("A", a), ("B", b)):
-        problem = _out_of_range(x.csr) or _unsorted_row(x.csr)
+        csr = x.csr
+        check_structure(f"{op}: {name}", csr.indptr, csr.indices, *csr.shape, csr.nnz)  # a column out of range
+        problem = _unsorted_row(csr)
         if problem is not None:
             fail(f"{op}: {name}", problem)
     raise AssertionError(f"{op}: the merge refused a row that the checks accept")  # a bug of ours
