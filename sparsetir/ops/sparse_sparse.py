@@ -301,43 +301,95 @@ def _counts_to_indptr(op: str, counts: np.ndarray) -> np.ndarray:
     return indptr
 
 
+@dataclass(eq=False)
+class Product:
+    """A pair of structures' product ``A @ B``, cached: its row pointer, each row's least and
+    greatest column and the fill's chunks once counted; the whole pattern once the pair is met
+    again (the first call hands its columns to its result without a copy, as ``Merge``)."""
+
+    indptr: np.ndarray
+    lows: Optional[np.ndarray]  # dropped once the pattern is kept
+    highs: Optional[np.ndarray]
+    fill_part: Optional[np.ndarray]
+    pattern: Optional[Pattern] = None
+
+
 def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -> tuple[Pattern, np.ndarray]:
     """``A @ B``'s structure (sorted rows) and values, the first time a pair of structures
     meets: ``spgemm_count`` sizes the rows, ``spgemm_fill`` writes columns and values in one
     pass (the numeric phase alone, ``spgemm_values``, runs on later calls)."""
+    entry = _spgemm_count(a, b)
+    indices, values = _spgemm_fill(entry, a, a_values, b, b_values)
+    return Pattern(entry.indptr, indices, (a.shape[0], b.shape[1]), row_partition(entry.indptr, a.part.shape[0] - 1)), values
+
+
+def product_pattern(a: Operand, b: Operand, keep: bool) -> tuple[Pattern, np.ndarray]:
+    """``A @ B``'s pattern and values: from the cached pattern when the pair has one
+    (``spgemm_values``), else by a fill (``spgemm_fill``) after the count, which runs once per
+    pair. The pattern is kept from the second meeting of a pair on, or the first when ``keep``
+    (torch results share their index tensors; gradients read the pattern)."""
+    made: list[bool] = []
+
+    def count() -> Product:
+        made.append(True)
+        return _spgemm_count(a.csr, b.csr)
+
+    entry = symbolic.get("spgemm", (a.csr, b.csr), count)
+    if entry.pattern is not None:
+        return entry.pattern, spgemm_values(a.csr, a.values, b.csr, b.values, entry.pattern)
+    indices, values = _spgemm_fill(entry, a.csr, a.values, b.csr, b.values)
+    shape = (a.shape[0], b.shape[1])
+    if made and not keep:
+        return Pattern(entry.indptr, indices, shape, None, own_indices=True), values
+    entry.pattern = Pattern(entry.indptr, indices, shape, row_partition(entry.indptr, a.csr.part.shape[0] - 1))
+    entry.lows = entry.highs = entry.fill_part = None
+    return entry.pattern, values
+
+
+def _spgemm_count(a: Any, b: Any) -> Product:
+    """``spgemm_count`` on structures ``a`` and ``b``: the product's row pointer, its rows'
+    least and greatest columns, and the fill's chunks (equal work: each row's products and
+    entries; on email_enron the result's entries alone split it 58/42)."""
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = a.part.shape[0] - 1
     counts, products, lows, highs = (np.zeros(m, np.int32) for _ in range(4))
-    work = a.nnz + b.nnz + m
-    marker = np.empty((parts, max(n, 1)), np.int32)
     if m and a.nnz and b.nnz:
         b_lows, b_highs = np.empty(k, np.int32), np.empty(k, np.int32)
         launch(kernel("row_bounds"), (b.indptr, b.indices, b_lows, b_highs, b.part, k, n, b.nnz,
                                       b.part.shape[0] - 1), b.nnz + k)
+        marker = np.empty((parts, max(n, 1)), np.int32)
         launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, counts, products, lows, highs,
-                                        b_lows, b_highs, marker, a.part, m, n, k, a.nnz, b.nnz, parts), work)
+                                        b_lows, b_highs, marker, a.part, m, n, k, a.nnz, b.nnz, parts),
+               a.nnz + b.nnz + m)
     indptr = _counts_to_indptr("spgemm", counts)
-    nnz = int(indptr[-1])
+    fill_work = np.zeros(m + 1, np.int64)
+    np.cumsum(products, out=fill_work[1:])
+    fill_work[1:] += indptr[1:]
+    return Product(indptr, lows, highs, row_partition(fill_work, parts))
+
+
+def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``spgemm_fill``: the sorted columns and the values of the counted product ``entry``."""
+    m, n, k = a.shape[0], b.shape[1], a.shape[1]
+    parts = entry.fill_part.shape[0] - 1
+    nnz = int(entry.indptr[-1])
     indices = np.empty(nnz, np.int32)
     values = np.empty(nnz, a_values.dtype)
-    part = row_partition(indptr, parts)  # the numeric phase's chunks: entries of the result
-    # The fill's chunks: equal work, each row's products and entries (on email_enron the
-    # result's entries alone split it 58/42).
-    fill_work = np.zeros(m + 1, np.int64)
-    np.cumsum(products.astype(np.int64) + counts, out=fill_work[1:])
-    fill_part = row_partition(fill_work, parts)
     if nnz:
-        width = int(counts.max()) + 1  # a chunk's row of ``tmp``: the longest row and a spare place
+        width = int(np.diff(entry.indptr).max()) + 1  # a chunk's row of ``tmp``: the longest row and a spare place
+        marker = np.empty((parts, n), np.int32)
         acc = np.empty((parts, n), a_values.dtype)
         tmp = np.empty(parts * width, np.int32)
         hist = np.empty((parts, scripts.BUCKETS), np.int32)
         words = (n + 63) // 64
         bits = np.zeros((parts, words), np.uint64)  # all clear: the fill clears what it sets
         launch(kernel("spgemm_fill", value_dtype_name(a_values)),
-               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, indptr, indices, lows, highs,
-                marker, acc, bits, tmp, hist, fill_part, m, n, k, a.nnz, b.nnz, nnz, width, words, parts),
-               work + nnz)
-    return Pattern(indptr, indices, (m, n), part), values
+               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, entry.indptr, indices,
+                entry.lows, entry.highs, marker, acc, bits, tmp, hist, entry.fill_part, m, n, k, a.nnz, b.nnz, nnz,
+                width, words, parts),
+               a.nnz + b.nnz + m + nnz)
+    return indices, values
 
 
 @dataclass(eq=False)
@@ -556,8 +608,9 @@ def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
 
 def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[Any, Operand, Operand, Pattern]:
     """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's
-    pattern (``sources``: for ``add``/``multiply``, one that says where each entry comes from,
-    as ``gradients`` needs)."""
+    pattern (``sources``: one ``gradients`` can read after the call: for ``add``/``multiply``,
+    one that says where each entry comes from; for ``spgemm``, one kept in the cache, whose
+    columns the result does not own)."""
     merge = op != "spgemm"
     a, b = operand(f"{op}: A", A, merge=merge), operand(f"{op}: B", B, merge=merge)
     _same_kind(op, a, b)
@@ -565,18 +618,11 @@ def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[
         if a.shape[1] != b.shape[0]:
             fail("spgemm: B", f"has {b.shape[0]} rows, but A has {a.shape[1]} columns (A @ B needs "
                               f"A.shape[1] == B.shape[0]; shapes {a.shape} and {b.shape})")
-        first: list[np.ndarray] = []  # the values, when this call computes the pattern
-
-        def product() -> Pattern:
-            pattern, values = spgemm_product(a.csr, a.values, b.csr, b.values)
-            first.append(values)
-            return pattern
-
         if mask is None:
-            pattern = symbolic.get("spgemm", (a.csr, b.csr), product)
+            pattern, values = product_pattern(a, b, sources or a.is_torch)
         else:
             pattern = _mask_pattern(operand("spgemm: mask", mask, values=False), (a.shape[0], b.shape[1]))
-        values = first[0] if first else spgemm_values(a.csr, a.values, b.csr, b.values, pattern)
+            values = spgemm_values(a.csr, a.values, b.csr, b.values, pattern)
     else:
         if a.shape != b.shape:
             fail(f"{op}: B", f"has shape {b.shape}, but A has shape {a.shape}; {op} needs equal shapes")

@@ -305,6 +305,20 @@ def test_second_call_with_new_values_runs_only_the_numeric_phase():
         assert sparse_sparse.symbolic.made == made, op.__name__
 
 
+def test_a_result_edited_in_place_changes_no_later_result():
+    # The first call on a pair hands its fresh columns to its result; later calls keep the
+    # pattern in the cache and give each result a copy.
+    A, B = random_csr(70, 50, 0.1, 27, np.float64), random_csr(50, 60, 0.1, 28, np.float64)
+    A2 = random_csr(70, 50, 0.1, 29, np.float64)
+    for op, reference, other in [(ops.spgemm, lambda x, y: x @ y, B), *[(f, r, A2) for f, r in OPS.values()]]:
+        sparse_sparse.forget()
+        for _ in range(4):
+            C = op(A, other)
+            _same(C, reference(A, other), exact_pattern=False)
+            C.indices[:] = 0
+            C.indptr[:] = 0
+
+
 def test_torch_structure_shared_between_tensors_is_cached():
     A, B = random_csr(50, 40, 0.1, 22, np.float64), random_csr(40, 30, 0.1, 23, np.float64)
     crow, col = torch.from_numpy(A.indptr.astype(np.int64)), torch.from_numpy(A.indices.astype(np.int64))
