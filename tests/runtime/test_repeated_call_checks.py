@@ -93,3 +93,45 @@ def test_range_check_of_int32_coordinates_against_a_huge_length():
     assert not _in_range(idx, 2**33)
     assert _in_range(np.array([0, 5, 2**31 - 1], np.int32), 2**33)
     assert not _in_range(np.array([3, -(2**62)], np.int64), 2**63 - 1)
+
+
+def _sorted_by_rows(indices, ptr):
+    """The reference: every row of ``ptr`` inside ``indices`` and strictly increasing."""
+    if ptr[0] < 0 or ptr[-1] > indices.size or (np.diff(ptr) < 0).any():
+        return False
+    return all((np.diff(indices[ptr[r]:ptr[r + 1]]) > 0).all() for r in range(ptr.size - 1))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64])
+def test_the_compiled_sorted_rows_check_agrees_with_a_row_by_row_check(index_dtype, ptr_dtype):
+    # The compiled check counts descents over all entries and takes back those at row starts:
+    # random structures (empty rows, rows of one entry, rows that start below where the last
+    # one ended) with one corruption each must get the row-by-row verdict.
+    from sparsetir.runtime import native_checks
+
+    rng = np.random.default_rng(31)
+    verdicts = set()
+    for trial in range(400):
+        rows = int(rng.integers(1, 12))
+        lengths = rng.integers(0, 6, rows) * (rng.random(rows) < 0.8)
+        ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(ptr_dtype)
+        indices = np.concatenate([np.sort(rng.choice(40, size=l, replace=False)) for l in lengths] + [[]])
+        indices = indices.astype(index_dtype)
+        kind = trial % 5
+        if kind == 1 and indices.size >= 2:  # a repeat or a swap, maybe across a row boundary
+            k = int(rng.integers(1, indices.size))
+            indices[k] = indices[k - 1] if rng.random() < 0.5 else indices[k - 1] - 1
+        elif kind == 2 and rows >= 2:  # a row pointer that decreases
+            r = int(rng.integers(1, rows))
+            ptr[r] = ptr[r + 1] + 1 if ptr[r + 1] < ptr[-1] else max(int(ptr[r - 1]) - 1, 0)
+        elif kind == 3:  # rows reaching past the array
+            indices = indices[:max(indices.size - 1, 0)].copy()
+        elif kind == 4 and indices.size:  # an entry moved anywhere
+            indices[int(rng.integers(indices.size))] = rng.integers(-3, 43)
+        expected = _sorted_by_rows(indices, ptr)
+        check = native_checks.plan([(native_checks.SORTED_ROWS, indices, indices.size, rows, 0, ptr)])
+        assert check is not None
+        assert (check.first_failing() == -1) == expected, (ptr, indices)
+        verdicts.add(expected)
+    assert verdicts == {True, False}

@@ -301,10 +301,30 @@ def test_register_accumulator_spans_every_level_of_a_csf_reduction():
         np.testing.assert_allclose(inputs["out"], expected["out"], rtol=1e-5, atol=1e-5, err_msg=case)
 
 
+def test_register_accumulator_keeps_a_merges_sum_in_a_register():
+    """A co-iteration's merge (a ``while`` loop, no loops or iterators of its own) that sums
+    into the row's element: the sum stays in the cache, not in the merge's pointer buffer."""
+    result = scheduled("csr_row_dot")
+    assert ("register_accumulator", "csr_row_dot1") in applied(result)
+    lines = [ln.strip() for ln in text(result).splitlines()]
+    assert "O_global[0] = O_global[0] + A[vi, csr_row_dot_j_merge[0]] * B[vi, csr_row_dot_j_merge[1]]" in lines
+    assert [ln for ln in lines if ln.startswith("O[")] == ["O[vi + v0] = O_global[v0]"]
+    assert "csr_row_dot_j_merge_global" not in text(result)
+    w = WORKLOADS["csr_row_dot"]
+    kernel = sparsetir.build(stage1("csr_row_dot"))
+    for case in w.cases:
+        inputs = w.make_inputs(np.random.default_rng(4), case)
+        expected = w.reference(inputs)
+        kernel(**inputs)
+        np.testing.assert_allclose(inputs["out"], expected["out"], rtol=1e-5, atol=1e-5, err_msg=case)
+
+
 def test_register_accumulator_leaves_an_output_that_moves_with_the_loops():
-    """SpMM's output element moves with the feature loop under the row's entries, and the
-    CSR-to-BSR copy's with its positions: no single accumulator."""
-    for name, widths in (("csr_spmm", {"feat_size": 3}), ("csr_elementwise", {})):
+    """SpMM's output element moves with the feature loop under the row's entries, the
+    elementwise copy's with its positions, and a merge's into a sparse output with the merge:
+    no single accumulator."""
+    for name, widths in (("csr_spmm", {"feat_size": 3}), ("csr_elementwise", {}), ("csr_add", {}),
+                         ("csr_multiply", {})):
         assert "register_accumulator" not in [rule for rule, _ in applied(scheduled(name, **widths))]
 
 

@@ -85,27 +85,46 @@ CHECK_RANGE_FN(in_range_u64, uint64_t)
 CHECK_WIDTH_FN(sorted_width_i32, int32_t)
 CHECK_WIDTH_FN(sorted_width_i64, int64_t)
 
-static long entry_of(const void* p, long wide, long k) {
-    return wide ? (long)((const int64_t*)p)[k] : (long)((const int32_t*)p)[k];
-}
-
 /* Strictly increasing within each row ptr[r] .. ptr[r + 1] of the n entries of idx (a row
-   outside them fails: the checks in Python then say what is wrong). */
-static int sorted_rows(const void* idx, long wide, long n, const void* ptr, long ptr_wide, long rows) {
-    for (long r = 0; r < rows; r++) {
-        long start = entry_of(ptr, ptr_wide, r), end = entry_of(ptr, ptr_wide, r + 1);
-        if (start < 0 || end > n) return 0;
-        if (wide) {
-            const int64_t* p = (const int64_t*)idx;
-            for (long k = start + 1; k < end; k++)
-                if (p[k] <= p[k - 1]) return 0;
-        } else {
-            const int32_t* p = (const int32_t*)idx;
-            for (long k = start + 1; k < end; k++)
-                if (p[k] <= p[k - 1]) return 0;
-        }
+ * outside them, or a ptr that decreases, fails: the checks in Python then say what is wrong).
+ *
+ * Two flat passes instead of a loop per row with an early exit (which ran at about 1 ns an
+ * entry on rows of ten): every descent between neighbouring entries (p[k] <= p[k - 1]) is
+ * counted over the rows' whole range, a vectorized reduction; then each non-empty row that
+ * starts after the first entry takes back the descent at its start, where the previous row
+ * ends. The rows are sorted when the two counts agree: a descent inside a row is never taken
+ * back, and a row's start is taken back at most once (the starts of non-empty rows differ). */
+#define SORTED_ROWS_FN(NAME, T, P)                                                   \
+    HOT static int NAME(const T* p, long n, const P* ptr, long rows) {                \
+        long lo = (long)ptr[0], hi = (long)ptr[rows];                                   \
+        if (lo < 0 || hi > n || hi < lo) return 0;                                      \
+        if (hi - lo < 2) { /* no two neighbours: only the ptr to check */               \
+            for (long r = 1; r < rows; r++)                                             \
+                if (ptr[r] < lo || ptr[r + 1] < ptr[r] || ptr[r + 1] > hi) return 0;    \
+            return 1;                                                                   \
+        }                                                                               \
+        long descents = 0;                                                              \
+        for (long k = lo + 1; k < hi; k++) descents += p[k] <= p[k - 1];                \
+        long bad = 0, starts = 0;                                                       \
+        for (long r = 1; r < rows; r++) {                                               \
+            long s = (long)ptr[r], e = (long)ptr[r + 1];                                \
+            bad |= (s < lo) | (e < s) | (e > hi);                                       \
+            long take = (s > lo) & (s < e) & (s < hi);                                  \
+            long t = take ? s : hi - 1; /* a place inside the range to read */          \
+            starts += take & (p[t] <= p[t - 1]);                                        \
+        }                                                                               \
+        return !bad && descents == starts;                                              \
     }
-    return 1;
+SORTED_ROWS_FN(sorted_rows_i32_p32, int32_t, int32_t)
+SORTED_ROWS_FN(sorted_rows_i32_p64, int32_t, int64_t)
+SORTED_ROWS_FN(sorted_rows_i64_p32, int64_t, int32_t)
+SORTED_ROWS_FN(sorted_rows_i64_p64, int64_t, int64_t)
+
+static int sorted_rows(const void* idx, long wide, long n, const void* ptr, long ptr_wide, long rows) {
+    if (rows < 1) return 1;
+    if (wide)
+        return ptr_wide ? sorted_rows_i64_p64(idx, n, ptr, rows) : sorted_rows_i64_p32(idx, n, ptr, rows);
+    return ptr_wide ? sorted_rows_i32_p64(idx, n, ptr, rows) : sorted_rows_i32_p32(idx, n, ptr, rows);
 }
 
 /* The position of the first check in c[0..n) that fails, or -1 when all hold. */

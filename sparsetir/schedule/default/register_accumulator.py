@@ -4,7 +4,9 @@ Applies to a block without ``T.init`` directly under a row block of spatial iter
 the block and the blocks nested in it store into one output element only, which none of their
 loops moves, and read it (a row sum ``B[i] += A[i, j]``, a softmax's row maximum, RGCN's
 ``Y[i, fo] += ...`` over the row's entries and the input features, a CSF tensor's
-``out[i] += A[i, j, k]`` over two levels), and the row block sets that element first:
+``out[i] += A[i, j, k]`` over two levels, a co-iteration's merge ``out[i] += A[i, j] * B[i, j]``
+over the intersection of two rows, whose loop is a ``while`` and whose merge pointers, the
+block's own scratch, do not count as outputs), and the row block sets that element first:
 ``cache_write`` of the output into a one-element ``global``-scope cache (which LLVM keeps in a
 register), initialised where the row block set the output and written back once after the
 loops::
@@ -34,7 +36,8 @@ class RegisterAccumulator(Rule):
     name = "register_accumulator"
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
-        if block.has_init or not block.loops or not any(it.kind == "R" for it in block.iters):
+        merge = bool(block.walk_bounds) and not block.iters  # a co-iteration's merge: its loop is a while
+        if block.has_init or not (merge or (block.loops and any(it.kind == "R" for it in block.iters))):
             return False
         parent = nest.block(block.parent) if block.parent is not None else None
         if parent is None or parent.parent is not None or parent.has_init or any(it.kind != "S" for it in parent.iters):
@@ -42,7 +45,8 @@ class RegisterAccumulator(Rule):
         subtree = _subtree(nest, block)
         if any(b.has_init for b in subtree):
             return False
-        stores = [s for b in subtree for s in b.stores]
+        scratch = {name for b in subtree for name in b.allocated}  # a merge's pointers
+        stores = [s for b in subtree for s in b.stores if s.buffer not in scratch]
         if not stores:
             return False
         store = stores[0]
