@@ -314,7 +314,7 @@ def sddmm(A: Any, X: Any, Y: Any) -> Any:
     a = _csr("sddmm: A", A)
     X, Y, feat = _sddmm_operands(a, X, Y)
     nnz = a.tail[4]
-    out = np.empty((nnz,), a.dtype)
+    out = aligned_empty((nnz,), a.dtype)
     values = current_values(A, a)
     if nnz and feat and a.max_row_length > a.shape[1]:
         sddmm_gathered(a, _raw_values(A, a), X, Y, out)
@@ -590,7 +590,7 @@ def softmax(A: Any) -> Any:
     if _autograd.wants_torch(A):
         return _autograd.softmax(A)
     a = _csr("softmax: A", A)
-    out = np.empty((a.nnz,), a.dtype)
+    out = aligned_empty((a.nnz,), a.dtype)
     _softmax_values(a, current_values(A, a), out)
     return _same_pattern(A, a, out)
 

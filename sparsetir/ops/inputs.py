@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..runtime import output_pool
 from ..runtime.arrays import kernel_view
 from ..runtime.partition import row_partition  # noqa: F401 (re-exported)
 from ..schedule.default.prefetch import column_locality
@@ -66,10 +67,13 @@ def plain(t: Any) -> Any:
 def aligned_empty(shape: tuple[int, ...], dtype: Any, align: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``align``-byte boundary.
 
-    Vector loads and stores of a row then do not straddle cache lines.
+    Vector loads and stores of a row then do not straddle cache lines. A large one comes from
+    ``runtime.output_pool`` (its pages are reused once the caller drops the array).
     """
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= output_pool.MIN_BYTES:  # page-aligned, on memory reused across calls
+        return output_pool.empty(shape, dtype)
     if nbytes < 4096:  # a few rows: not worth the extra slicing
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + align, np.uint8)

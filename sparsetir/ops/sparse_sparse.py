@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..runtime import output_pool
 from ..runtime.build import build_stage3
 from ..runtime.kernel import Kernel
 from ..runtime.launch import launch
@@ -374,8 +375,8 @@ def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values:
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = entry.fill_part.shape[0] - 1
     nnz = int(entry.indptr[-1])
-    indices = np.empty(nnz, np.int32)
-    values = np.empty(nnz, a_values.dtype)
+    indices = output_pool.empty((nnz,), np.int32)
+    values = output_pool.empty((nnz,), a_values.dtype)
     if nnz:
         width = int(np.diff(entry.indptr).max()) + 1  # a chunk's row of ``tmp``: the longest row and a spare place
         marker = np.empty((parts, n), np.int32)
@@ -425,9 +426,9 @@ def merge_product(op: str, a: Operand, b: Operand, sources: bool = False) -> tup
     keep = sources or not made
     aligned = nnz == x.nnz == y.nnz
     sources = keep and not aligned
-    indices = np.empty(nnz, np.int32)
+    indices = output_pool.empty((nnz,), np.int32)
     src_a, src_b = (np.empty(nnz if sources else 1, np.int32) for _ in range(2))  # TVM refuses size 0
-    values = np.empty(nnz, a.values.dtype)
+    values = output_pool.empty((nnz,), a.values.dtype)
     if nnz:
         launch(kernel("merge_fill", op == "add", value_dtype_name(values), sources),
                (a.values, b.values, values, x.indptr, x.indices, y.indptr, y.indices, entry.indptr, indices,
@@ -476,7 +477,7 @@ def _refuse_rows(op: str, a: Operand, b: Operand) -> None:
 def spgemm_values(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray, out: Any) -> np.ndarray:
     """``A @ B`` at the entries of the structure ``out`` (``A``'s and ``B``'s structures ``a``,
     ``b``): products outside it are dropped, entries no product reaches are 0."""
-    values = np.empty(out.nnz, a_values.dtype)
+    values = output_pool.empty((out.nnz,), a_values.dtype)
     if not out.nnz:
         return values
     if not a.nnz or not b.nnz:
@@ -493,11 +494,12 @@ def spgemm_values(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray, ou
 
 def merge_values(union: bool, pattern: Pattern, a_values: np.ndarray, b_values: np.ndarray) -> np.ndarray:
     """The values of ``A + B`` (``union``) or ``A ⊙ B`` on ``pattern`` (from ``merge_product``)."""
+    values = output_pool.empty((pattern.nnz,), a_values.dtype)
     if pattern.aligned:  # one pass, no gathers
-        return np.add(a_values, b_values) if union else np.multiply(a_values, b_values)
+        return (np.add if union else np.multiply)(a_values, b_values, out=values)
     if union and not (a_values.shape[0] and b_values.shape[0]):  # all from one operand
-        return a_values[pattern.src_a] if a_values.shape[0] else b_values[pattern.src_b]
-    values = np.empty(pattern.nnz, a_values.dtype)
+        return np.take(a_values, pattern.src_a, out=values) if a_values.shape[0] else np.take(
+            b_values, pattern.src_b, out=values)
     if pattern.nnz:
         parts = pattern.part.shape[0] - 1
         launch(kernel("merge_values", union, value_dtype_name(a_values)),
@@ -526,9 +528,16 @@ def result(like: Operand, pattern: Pattern, values: np.ndarray, index_dtype: np.
     # Copies: the caller may edit the result's index arrays; the cached pattern stays as it is.
     indices = pattern.indices
     if not (pattern.own_indices and indices.dtype == index_dtype):
-        indices = indices.astype(index_dtype)
+        indices = _copy(indices, index_dtype)
     out = cls((values, indices, pattern.indptr.astype(index_dtype)), shape=(m, n))
     out.has_sorted_indices = True
+    return out
+
+
+def _copy(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array.astype(dtype)`` on output memory (a large one reused across calls)."""
+    out = output_pool.empty(array.shape, dtype)
+    np.copyto(out, array, casting="unsafe")
     return out
 
 
