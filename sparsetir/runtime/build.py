@@ -16,7 +16,7 @@ from .._tvm import structural_walk, tirx, tvm, tvm_ffi
 from ..errors import ArgumentError, DeviceError, LoweringError
 from .cache import Compiled, KernelCache, default_cache
 from .constraints import Constraint, used_by
-from .cpu_form import cpu_form
+from .cpu_form import cpu_module
 from . import cuda
 from .disk_cache import DiskCache, StoredKernel, default_root
 from .kernel import Kernel
@@ -116,7 +116,7 @@ def compile_function(func: "tirx.PrimFunc", target: "tvm.target.Target", constra
     symbol = str(func.attrs["global_symbol"])
     if is_gpu(target):
         return compile_cuda(func, target)
-    executable = tvm.compile(tvm.IRModule({symbol: cpu_form(func)}), target=target)
+    executable = tvm.compile(cpu_module(func, symbol), target=target)
     if not is_gpu(target) and c_compiler() is not None:
         try:
             library = (disk if disk is not None else DiskCache(enabled=False)).store(key, executable, func, constraints)

@@ -1,0 +1,124 @@
+"""The CPU build's outlining of parallel loop bodies into ``noalias`` functions
+(``transforms/outline_parallel.py``): which loops move, what the called function takes, that
+LLVM sees its arrays as not aliasing, and that kernels still compute the NumPy reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+from sparsetir._tvm import BufferType, structural_walk, tirx, tvm
+from sparsetir._tvm import tvmscript_tirx as T
+from sparsetir.runtime.build import build_stage3
+from sparsetir.runtime.cpu_form import cpu_form, cpu_module
+from sparsetir.runtime.target import host_target
+from sparsetir.transforms.outline_parallel import outline_parallel_loops
+
+
+@T.prim_func(s_tir=True)
+def scale_rows(
+    a: T.Buffer(("nnz",), "float32"),
+    b: T.Buffer(("nnz",), "float32"),
+    w: T.Buffer(("m",), "float32"),
+    indptr: T.Buffer(("m + 1",), "int32"),
+    part: T.Buffer(("parts + 1",), "int32"),
+    m: T.int32,
+    nnz: T.int32,
+    parts: T.int32,
+):
+    T.func_attr({"tir.noalias": True})
+    for t in T.parallel(parts):
+        for i in range(part[t + 1] - part[t]):
+            with T.sblock("row"):
+                vi = T.axis.spatial(m, part[t] + i)
+                lohi = T.sblock_alloc_buffer((2,), "int32")  # 8 bytes: a stack slot
+                lohi[0] = indptr[vi]
+                for j in range(indptr[vi + 1] - indptr[vi]):
+                    with T.sblock("scale"):
+                        vj = T.axis.spatial(indptr[vi + 1] - indptr[vi], j)
+                        b[lohi[0] + vj] = a[indptr[vi] + vj] * w[vi]
+
+
+@T.prim_func(s_tir=True)
+def with_workspace(
+    a: T.Buffer(("n",), "float32"),
+    part: T.Buffer(("parts + 1",), "int32"),
+    n: T.int32,
+    parts: T.int32,
+):
+    T.func_attr({"tir.noalias": True})
+    for t in T.parallel(parts):
+        with T.sblock("chunk"):
+            tmp = T.sblock_alloc_buffer((1024,), "float32")  # 4 KiB: a workspace call
+            for i in range(part[t + 1] - part[t]):
+                tmp[i % 1024] = a[part[t] + i]
+                a[part[t] + i] = tmp[i % 1024] * T.float32(2)
+
+
+def _calls(func):
+    found = []
+    structural_walk(func.body, lambda n: found.append(n) if isinstance(n, tvm.ir.Call)
+                    and isinstance(n.op, tvm.ir.GlobalVar) else None)
+    return found
+
+
+def test_a_parallel_body_becomes_a_noalias_function_of_its_arrays_and_sizes():
+    main, outlined = outline_parallel_loops(scale_rows, "scale_rows")
+    assert [g.name_hint for g in outlined] == ["scale_rows_parallel0"]
+    (callee,) = outlined.values()
+    assert bool(callee.attrs["tir.noalias"])
+    pointers = [p for p in callee.params if isinstance(p.ty, tvm.ir.PointerType)]
+    scalars = [str(p.name) for p in callee.params if not isinstance(p.ty, tvm.ir.PointerType)]
+    assert sorted(str(p.name) for p in pointers) == ["a_data", "b_data", "indptr_data", "part_data", "w_data"]
+    assert sorted(scalars) == ["m", "nnz", "parts", "t"]  # the loop variable and the arrays' sizes
+    (call,) = _calls(main)
+    assert call.op.same_as(next(iter(outlined)))
+    # the parallel loop keeps only the call
+    loops = []
+    structural_walk(main.body, lambda n: loops.append(n) if isinstance(n, tirx.For) else None)
+    assert [lp.kind for lp in loops] == [tirx.ForKind.PARALLEL] and isinstance(loops[0].body, tirx.Evaluate)
+
+
+def _array_alias_classes(module) -> set[str]:
+    """The TBAA tags of the parallel closure's memory accesses, as LLVM compiled them."""
+    ll = tvm.compile(module, target=host_target()).mod.inspect_source("ll")
+    body = ll[ll.index("@__tvm_parallel_lambda("):]
+    body = body[:body.index("\n}\n")]
+    return {line.rsplit("!tbaa ", 1)[1] for line in body.splitlines() if "!tbaa " in line}
+
+
+def test_llvm_sees_the_arrays_of_the_outlined_body_as_not_aliasing():
+    # TVM tags each array of a noalias function with an alias class of its own; in a closure
+    # every array shares one, so each store may change every array.
+    func = scale_rows.with_attr("global_symbol", "scale_rows")
+    assert len(_array_alias_classes(tvm.IRModule({"scale_rows": cpu_form(func)}))) == 1
+    assert len(_array_alias_classes(cpu_module(func, "scale_rows"))) >= 4
+
+
+def test_loops_that_cannot_move_stay():
+    # no tir.noalias: nothing to gain
+    assert outline_parallel_loops(scale_rows.without_attr("tir.noalias"), "f")[1] == {}
+    # a 4 KiB scratch is a workspace allocation, which needs the entry's device
+    assert outline_parallel_loops(with_workspace, "f")[1] == {}
+    module = cpu_module(with_workspace.with_attr("global_symbol", "f"), "f")
+    assert len(module.functions) == 1
+
+
+def test_outlined_kernels_compute_the_reference():
+    rng = np.random.default_rng(8)
+    matrix = scipy.sparse.random(300, 200, density=0.05, format="csr", dtype=np.float32, random_state=8)
+    m, nnz = matrix.shape[0], matrix.nnz
+    w = rng.standard_normal(m).astype(np.float32)
+    indptr = matrix.indptr.astype(np.int32)
+    for parts in (1, 3, 7):
+        part = np.searchsorted(indptr, np.linspace(0, nnz, parts + 1)).clip(0, m).astype(np.int32)
+        part[0], part[-1] = 0, m
+        b = np.full(nnz, np.nan, np.float32)
+        kernel = build_stage3(scale_rows.with_attr("global_symbol", "scale_rows"), [])
+        kernel(matrix.data, b, w, indptr, part, m, nnz, parts)
+        np.testing.assert_allclose(b, matrix.data * np.repeat(w, np.diff(indptr)), rtol=1e-6)
+    a = rng.standard_normal(5000).astype(np.float32)
+    expected = a * 2
+    build_stage3(with_workspace.with_attr("global_symbol", "with_workspace"), [])(
+        a, np.array([0, 2500, 5000], np.int32), 5000, 2)
+    np.testing.assert_allclose(a, expected)
