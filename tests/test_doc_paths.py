@@ -9,6 +9,7 @@ Fenced code blocks are left out: their commands name files they create.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,13 @@ _LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def _top_level() -> set[str]:
-    return {p.name for p in CHECKOUT.iterdir() if not p.name.startswith(".") or p.name == ".ci"}
+    """The repository's top-level entries: those git tracks (not what a local run left behind,
+    such as the bench's ``bench-results/``), or every entry outside a git checkout."""
+    try:
+        tracked = subprocess.run(["git", "ls-files"], cwd=CHECKOUT, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return {p.name for p in CHECKOUT.iterdir() if not p.name.startswith(".") or p.name == ".ci"}
+    return {line.split("/")[0] for line in tracked.stdout.splitlines() if line}
 
 
 def paths_named(page: Path) -> list[tuple[str, list[Path]]]:
