@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._tvm import TensorLoad, Var, structural_equal, structural_walk, tirx
+from .._tvm import TensorLoad, Var, s_tir, structural_equal, structural_walk, tirx
 
 
 def contains(expr: Any, pred: Callable[[Any], bool]) -> bool:
@@ -43,3 +43,26 @@ def has_thread_binding(stmt: Any) -> bool:
 def same_indices(a: Any, b: Any) -> bool:
     """Whether two index lists are the same expressions, one by one."""
     return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
+
+
+def bound_within(stmt: Any) -> list[Var]:
+    """The variables ``stmt`` binds itself: its loops', blocks' (iterators, allocations, matched
+    buffers), lets' and buffer declarations' (TVM's ``undefined_vars`` counts a block's
+    iterators as free)."""
+    found: list[Var] = []
+
+    def on_node(node: Any) -> Any:
+        if isinstance(node, tirx.For):
+            found.append(node.loop_var)
+        elif isinstance(node, s_tir.SBlock):
+            found.extend(iv.var for iv in node.iter_vars)
+            found.extend(node.alloc_buffers)
+            found.extend(m.buffer for m in node.match_buffers)
+        elif isinstance(node, (tirx.Bind, tirx.Let)):
+            found.append(node.var)
+        elif isinstance(node, (tirx.AllocBuffer, tirx.DeclBuffer)):
+            found.append(node.buffer)
+        return None
+
+    structural_walk(stmt, on_node)
+    return found

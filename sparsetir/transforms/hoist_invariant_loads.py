@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tvm import BufferType, TensorLoad, Var, s_tir, structural_equal, structural_map, structural_walk, tirx, tvm, tvm_ffi
-from ..ir.analysis import uses_any
+from ..ir.analysis import bound_within, uses_any
 
 _SKIP = tvm_ffi.WalkResult.SKIP
 
@@ -63,7 +63,7 @@ def _hoist(loop: Any, readonly: list, count: list) -> Any:
                   if any(load.source.same_as(p) for p in readonly) and "x" not in str(load.ty.dtype)]
     if not candidates:
         return loop
-    inside = _bound_within(loop)
+    inside = [loop.loop_var, *bound_within(loop.body)]  # everything the loop binds
     found: list[tuple[Any, Any]] = []  # (load, the span of the statement that reads it)
     for load, span in candidates:
         if not uses_any(list(load.indices), inside) and not any(structural_equal(load, f) for f, _ in found):
@@ -177,29 +177,6 @@ def _read_only_params(func: "tirx.PrimFunc") -> list:
 
     structural_walk(func.body, on_node)
     return [p for p in params if not any(p.same_as(w) for w in written)]
-
-
-def _bound_within(loop: Any) -> list[Var]:
-    """Every variable that ``loop`` or a statement inside it binds."""
-    found: list[Var] = [loop.loop_var]
-
-    def on_node(node: Any) -> Any:
-        if isinstance(node, tirx.For):
-            found.append(node.loop_var)
-        elif isinstance(node, s_tir.SBlock):
-            found.extend(iv.var for iv in node.iter_vars)
-            found.extend(node.alloc_buffers)
-            found.extend(m.buffer for m in node.match_buffers)
-        elif isinstance(node, tirx.Bind):
-            found.append(node.var)
-        elif isinstance(node, tirx.Let):
-            found.append(node.var)
-        elif isinstance(node, (tirx.AllocBuffer, tirx.DeclBuffer)):
-            found.append(node.buffer)
-        return None
-
-    structural_walk(loop.body, on_node)
-    return found
 
 
 def _unconditional_loads(stmt: Any) -> list[tuple[Any, Any]]:

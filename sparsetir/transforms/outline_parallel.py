@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tvm import BufferType, PrimType, Var, s_tir, structural_map, structural_walk, tirx, tvm
+from ..ir.analysis import bound_within
 
 
 def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.PrimFunc", dict[Any, "tirx.PrimFunc"]]:
@@ -60,7 +61,7 @@ def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.Pr
             return loop
         if not _stack_only(loop.body):
             return loop  # a workspace allocation needs the device the kernel's entry knows
-        inner = _bound_within(loop.body)
+        inner = bound_within(loop.body)
         free = [v for v in tirx.analysis.undefined_vars(loop.body, []) if not any(v.same_as(b) for b in inner)]
         buffers = [v for v in free if isinstance(v.ty, BufferType)]
         if not all(any(b.same_as(p) for p in params) for b in buffers):
@@ -96,28 +97,6 @@ def _vars_of_type(ty: Any) -> list[Var]:
     for part in (list(ty.shape), list(ty.strides or []), [ty.elem_offset] if ty.elem_offset is not None else []):
         for expr in part:
             structural_walk(expr, note)
-    return found
-
-
-def _bound_within(stmt: Any) -> list[Var]:
-    """The variables ``stmt`` binds itself: loop, block, let and allocation variables (TVM's
-    ``undefined_vars`` counts a block's iterators as free)."""
-    found: list[Var] = []
-
-    def on_node(node: Any) -> Any:
-        if isinstance(node, tirx.For):
-            found.append(node.loop_var)
-        elif isinstance(node, s_tir.SBlock):
-            found.extend(iv.var for iv in node.iter_vars)
-            found.extend(node.alloc_buffers)
-            found.extend(m.buffer for m in node.match_buffers)
-        elif isinstance(node, (tirx.Bind, tirx.Let)):
-            found.append(node.var)
-        elif isinstance(node, (tirx.AllocBuffer, tirx.DeclBuffer)):
-            found.append(node.buffer)
-        return None
-
-    structural_walk(stmt, on_node)
     return found
 
 
