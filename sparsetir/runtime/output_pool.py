@@ -16,9 +16,9 @@ already there. Memory is never handed out twice at once, and the caller sees ord
 arrays (writable, C-contiguous, page-aligned).
 
 The pool keeps at most ``limit`` bytes of memory that no array uses (512 MiB by default,
-``set_limit``; memory beyond it is unmapped when it comes back) and at most ``PER_CLASS``
-idle blocks of a size class; ``release()`` unmaps what is idle. Outputs under ``MIN_BYTES``
-come from NumPy as before: ``malloc`` serves those from memory it keeps.
+``set_limit``) and at most ``PER_CLASS`` idle blocks of a size class; a block coming back
+beyond either makes room by unmapping the longest idle ones. ``release()`` unmaps what is
+idle. Outputs under ``MIN_BYTES`` come from NumPy as before.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
-#: Outputs smaller than this come from NumPy (``malloc`` keeps such blocks for reuse itself).
-MIN_BYTES = 1 << 20
+#: Outputs smaller than this come from NumPy: ``malloc`` keeps such blocks for reuse itself,
+#: and hands back the one freed last, still in the cache (measured: ``ops.add`` on bcsstk16,
+#: 1.2 MB outputs, 0.35 ms a call from ``malloc``, 0.45 ms from the pool).
+MIN_BYTES = 4 << 20
 #: Idle blocks kept per size class.
 PER_CLASS = 4
 #: Idle bytes kept by default.
@@ -74,6 +76,9 @@ class OutputPool:
         # collection under the lock), so it only appends here (atomic); the lock's holders
         # sort them in.
         self._returned: collections.deque[_Block] = collections.deque()
+        # when each idle block came back (a counter), for evicting the longest idle
+        self._since: dict[int, int] = {}
+        self._clock = 0
         #: blocks mapped, and handed out again from the pool (for tests and ``stats``)
         self.mapped = 0
         self.reused = 0
@@ -96,6 +101,7 @@ class OutputPool:
             self._settle()
             blocks = [b for kept in self._idle.values() for b in kept]
             self._idle.clear()
+            self._since.clear()
             self._idle_bytes = 0
         for block in blocks:
             block.map.close()
@@ -124,28 +130,48 @@ class OutputPool:
             if kept:
                 self._idle_bytes -= size
                 self.reused += 1
-                return kept.pop()
+                block = kept.pop()
+                del self._since[id(block)]
+                return block
             self.mapped += 1
         return _Block(size)
 
     def _settle(self) -> None:
-        """Sort the returned blocks in (under the lock); unmap what the limits do not keep."""
+        """Sort the returned blocks in (under the lock). A class's oldest idle block makes room
+        for a newer one, and the longest idle blocks of any class for one beyond the byte
+        limit: memory that large outputs of one size left behind does not keep others out."""
         while self._returned:
             block = self._returned.popleft()
-            kept = self._idle.setdefault(block.size, [])
-            if len(kept) < PER_CLASS and self._idle_bytes + block.size <= self.limit:
-                kept.append(block)
-                self._idle_bytes += block.size
-            else:
+            if block.size > self.limit:
                 block.map.close()
+                continue
+            kept = self._idle.setdefault(block.size, [])
+            if len(kept) >= PER_CLASS:
+                self._evict(kept[0])
+            while self._idle_bytes + block.size > self.limit:
+                self._evict(self._oldest())
+            kept.append(block)
+            self._idle_bytes += block.size
+            self._since[id(block)] = self._clock
+            self._clock += 1
+
+    def _oldest(self) -> _Block:
+        return min((b for kept in self._idle.values() for b in kept), key=lambda b: self._since[id(b)])
+
+    def _evict(self, block: _Block) -> None:
+        self._idle[block.size].remove(block)
+        self._idle_bytes -= block.size
+        del self._since[id(block)]
+        block.map.close()
 
     def _trim(self) -> list[_Block]:
         extra = []
-        for kept in self._idle.values():
-            while kept and self._idle_bytes > self.limit:
-                block = kept.pop()
-                self._idle_bytes -= block.size
-                extra.append(block)
+        while self._idle_bytes > self.limit:
+            block = self._oldest()
+            self._idle[block.size].remove(block)
+            self._idle_bytes -= block.size
+            del self._since[id(block)]
+            extra.append(block)
         return extra
 
 

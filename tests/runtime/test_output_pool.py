@@ -67,6 +67,17 @@ def test_the_limit_bounds_idle_memory():
     assert pool.mapped == 4
 
 
+def test_idle_blocks_of_one_size_make_room_for_another():
+    # Large outputs of one size, all idle, must not keep the next size's blocks out.
+    big = (MIN_BYTES // 4 * 3, 1)
+    pool = OutputPool(limit=2 * size_class(big[0] * 4))
+    arrays = [pool.empty(big, np.float32) for _ in range(2)]
+    del arrays  # the pool is full of idle blocks of that size
+    first = _address(pool.empty(SHAPE, np.float32))  # dropped at once: kept, evicting one
+    assert pool.idle_bytes <= pool.limit
+    assert _address(pool.empty(SHAPE, np.float32)) == first and pool.reused == 1
+
+
 def test_release_unmaps_idle_memory():
     pool = OutputPool()
     pool.empty(SHAPE, np.float32)  # dropped at once: idle
@@ -85,7 +96,7 @@ def test_op_results_on_reused_memory_stay_distinct():
     # Results kept by the caller are never overwritten by later calls; dropped ones are reused.
     rng = np.random.default_rng(5)
     A = sp.random(3000, 2000, density=0.01, format="csr", dtype=np.float32, random_state=5)
-    X = [rng.standard_normal((2000, 128), dtype=np.float32) for _ in range(4)]
+    X = [rng.standard_normal((2000, 512), dtype=np.float32) for _ in range(4)]  # 6 MB outputs
     before = output_pool.POOL.reused
     kept = [ops.spmm(A, x) for x in X[:2]]
     for x in X[2:]:
