@@ -105,3 +105,34 @@ def test_op_results_on_reused_memory_stay_distinct():
     for x, y in zip(X, kept):
         np.testing.assert_allclose(y, A @ x, rtol=1e-4, atol=1e-4)
     assert output_pool.POOL.reused > before
+
+
+def test_threads_sharing_the_pool_never_share_memory():
+    # Four threads call an op with large outputs at once, keeping some results and dropping
+    # the others (their finalizers run on whichever thread drops them): every kept result
+    # stays right.
+    import threading
+
+    rng = np.random.default_rng(6)
+    A = sp.random(2500, 1500, density=0.01, format="csr", dtype=np.float32, random_state=6)
+    X = [rng.standard_normal((1500, 512), dtype=np.float32) for _ in range(4)]  # 5 MB outputs
+    expected = [A @ x for x in X]
+    failures = []
+    before = output_pool.POOL.reused
+
+    def work(k):
+        kept = []
+        for step in range(12):
+            y = ops.spmm(A, X[k])
+            if step % 3 == 0:
+                kept.append(y)
+        for y in kept:
+            if not np.allclose(y, expected[k], rtol=1e-4, atol=1e-4):
+                failures.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures and output_pool.POOL.reused > before
