@@ -309,6 +309,7 @@ class Product:
     again (the first call hands its columns to its result without a copy, as ``Merge``)."""
 
     indptr: np.ndarray
+    longest: int  # the most entries a row of the product has
     lows: Optional[np.ndarray]  # dropped once the pattern is kept
     highs: Optional[np.ndarray]
     fill_part: Optional[np.ndarray]
@@ -366,7 +367,7 @@ def _spgemm_count(a: Any, b: Any) -> Product:
     fill_work = np.zeros(m + 1, np.int64)
     np.cumsum(products, out=fill_work[1:])
     fill_work[1:] += indptr[1:]
-    return Product(indptr, lows, highs, row_partition(fill_work, parts))
+    return Product(indptr, int(counts.max(initial=0)), lows, highs, row_partition(fill_work, parts))
 
 
 def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray
@@ -378,7 +379,7 @@ def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values:
     indices = output_pool.empty((nnz,), np.int32)
     values = output_pool.empty((nnz,), a_values.dtype)
     if nnz:
-        width = int(np.diff(entry.indptr).max()) + 1  # a chunk's row of ``tmp``: the longest row and a spare place
+        width = entry.longest + 1  # a chunk's row of ``tmp``: the longest row and a spare place
         marker = np.empty((parts, n), np.int32)
         acc = np.empty((parts, n), a_values.dtype)
         tmp = np.empty(parts * width, np.int32)

@@ -17,9 +17,8 @@ from typing import Any, Callable, Optional, Sequence
 from ..ir.stage2 import SPANS_ATTR
 from .._tvm import structural_equal, structural_hash, tirx, tvm
 from .constraints import Constraint
-from .cpu_form import cpu_module
+from .cpu_form import module_for
 from .disk_cache import DiskCache, StoredKernel, default_disk, program_key
-from .target import is_gpu
 
 
 @dataclass(frozen=True)
@@ -50,8 +49,7 @@ class Compiled:
         loaded from disk: a linked library keeps machine code only)."""
         if self.executable is None and "executable" not in self._lazy:
             symbol = str(self.func.attrs["global_symbol"])
-            module = tvm.IRModule({symbol: self.func}) if is_gpu(self.target) else cpu_module(self.func, symbol)
-            self._lazy["executable"] = tvm.compile(module, target=self.target)
+            self._lazy["executable"] = tvm.compile(module_for(self.func, symbol, self.target), target=self.target)
         return (self.executable if self.executable is not None else self._lazy["executable"]).mod
 
 

@@ -32,6 +32,7 @@ from ..transforms.loops_from_zero import loops_from_zero
 from ..transforms.outline_parallel import outline_parallel_loops
 from .alignment import relax_param_alignment
 from .stack_scratch import scratch_on_stack
+from .target import is_gpu
 
 
 def cpu_form(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
@@ -45,3 +46,9 @@ def cpu_module(func: "tirx.PrimFunc", symbol: str) -> "tvm.IRModule":
     parallel loop's body outlined into a private function of its own."""
     main, outlined = outline_parallel_loops(cpu_form(func), symbol)
     return tvm.IRModule({tvm.ir.GlobalVar(symbol): main, **outlined})
+
+
+def module_for(func: "tirx.PrimFunc", symbol: str, target: "tvm.target.Target") -> "tvm.IRModule":
+    """The module TVM compiles for ``func`` on ``target``: ``cpu_module``'s on the CPU, the
+    function as it is for a GPU (whose listing the CUDA build prints from it)."""
+    return tvm.IRModule({symbol: func}) if is_gpu(target) else cpu_module(func, symbol)

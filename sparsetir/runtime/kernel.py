@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..errors import ArgumentError, SparseTIRError
 from .cache import Compiled
-from .cpu_form import cpu_module
+from .cpu_form import module_for
 from .signature import Signature
 from .target import is_gpu
 from .validate import CallValidator, prepare_unchecked
@@ -106,8 +106,7 @@ class Kernel(KernelBase):
 
             symbol = str(self.compiled.func.attrs["global_symbol"])
             func = self._func.with_attr("global_symbol", symbol)
-            module = tvm.IRModule({symbol: func}) if is_gpu(self.compiled.target) else cpu_module(func, symbol)
-            self._own_source = tvm.compile(module, target=self.compiled.target).mod
+            self._own_source = tvm.compile(module_for(func, symbol, self.compiled.target), target=self.compiled.target).mod
         return self._own_source
 
     def __repr__(self) -> str:

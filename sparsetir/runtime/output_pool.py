@@ -29,7 +29,7 @@ import math
 import mmap
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -64,21 +64,17 @@ class _Block:
 
 
 class OutputPool:
-    """Idle blocks by size class; ``empty`` takes one (or maps a new one), an array's end gives
-    it back."""
+    """Idle blocks, oldest first; ``empty`` takes the newest of its size class (or maps a new
+    one), an array's end gives it back."""
 
     def __init__(self, limit: int = DEFAULT_LIMIT):
         self.limit = limit
-        self._idle: dict[int, list[_Block]] = {}
-        self._idle_bytes = 0
+        self._idle: list[_Block] = []  # in the order they came back
         self._lock = threading.Lock()
         # Blocks whose arrays are gone. A finalizer may run inside ``empty`` (a garbage
         # collection under the lock), so it only appends here (atomic); the lock's holders
         # sort them in.
         self._returned: collections.deque[_Block] = collections.deque()
-        # when each idle block came back (a counter), for evicting the longest idle
-        self._since: dict[int, int] = {}
-        self._clock = 0
         #: blocks mapped, and handed out again from the pool (for tests and ``stats``)
         self.mapped = 0
         self.reused = 0
@@ -97,42 +93,28 @@ class OutputPool:
 
     def release(self) -> None:
         """Unmap every idle block."""
-        with self._lock:
-            self._settle()
-            blocks = [b for kept in self._idle.values() for b in kept]
-            self._idle.clear()
-            self._since.clear()
-            self._idle_bytes = 0
-        for block in blocks:
-            block.map.close()
+        self._unmap(lambda idle: True)
 
     def set_limit(self, limit: int) -> None:
         """Keep at most ``limit`` idle bytes from now on (0: none; what is idle beyond it now is
         unmapped)."""
         self.limit = max(int(limit), 0)
-        with self._lock:
-            self._settle()
-            extra = self._trim()
-        for block in extra:
-            block.map.close()
+        self._unmap(lambda idle: sum(b.size for b in idle) > self.limit)
 
     @property
     def idle_bytes(self) -> int:
         """Bytes mapped that no array uses."""
         with self._lock:
             self._settle()
-            return self._idle_bytes
+            return sum(b.size for b in self._idle)
 
     def _take(self, size: int) -> _Block:
         with self._lock:
             self._settle()
-            kept = self._idle.get(size)
-            if kept:
-                self._idle_bytes -= size
-                self.reused += 1
-                block = kept.pop()
-                del self._since[id(block)]
-                return block
+            for i in range(len(self._idle) - 1, -1, -1):  # the newest: the likeliest in cache
+                if self._idle[i].size == size:
+                    self.reused += 1
+                    return self._idle.pop(i)
             self.mapped += 1
         return _Block(size)
 
@@ -142,37 +124,26 @@ class OutputPool:
         limit: memory that large outputs of one size left behind does not keep others out."""
         while self._returned:
             block = self._returned.popleft()
-            if block.size > self.limit:
+            same = [b for b in self._idle if b.size == block.size]
+            if len(same) >= PER_CLASS:
+                self._idle.remove(same[0])
+                same[0].map.close()
+            while self._idle and sum(b.size for b in self._idle) + block.size > self.limit:
+                self._idle.pop(0).map.close()
+            if block.size <= self.limit:
+                self._idle.append(block)
+            else:
                 block.map.close()
-                continue
-            kept = self._idle.setdefault(block.size, [])
-            if len(kept) >= PER_CLASS:
-                self._evict(kept[0])
-            while self._idle_bytes + block.size > self.limit:
-                self._evict(self._oldest())
-            kept.append(block)
-            self._idle_bytes += block.size
-            self._since[id(block)] = self._clock
-            self._clock += 1
 
-    def _oldest(self) -> _Block:
-        return min((b for kept in self._idle.values() for b in kept), key=lambda b: self._since[id(b)])
-
-    def _evict(self, block: _Block) -> None:
-        self._idle[block.size].remove(block)
-        self._idle_bytes -= block.size
-        del self._since[id(block)]
-        block.map.close()
-
-    def _trim(self) -> list[_Block]:
-        extra = []
-        while self._idle_bytes > self.limit:
-            block = self._oldest()
-            self._idle[block.size].remove(block)
-            self._idle_bytes -= block.size
-            del self._since[id(block)]
-            extra.append(block)
-        return extra
+    def _unmap(self, more: Callable[[list[_Block]], bool]) -> None:
+        """Unmap the longest idle blocks while ``more(idle blocks)`` says so."""
+        with self._lock:
+            self._settle()
+            extra = []
+            while self._idle and more(self._idle):
+                extra.append(self._idle.pop(0))
+        for block in extra:
+            block.map.close()
 
 
 #: The process's pool, used by every op's output.
