@@ -447,18 +447,23 @@ def merge_product(op: str, a: Operand, b: Operand, sources: bool = False) -> tup
 
 def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
     """The row pointer of ``op``'s result, by ``merge_count``, which checks the rows as it reads
-    them (columns in range, strictly increasing)."""
+    them (columns in range, strictly increasing) and sums the rows' counts itself."""
     x, y = a.csr, b.csr
     (m, n), parts = x.shape, _parts()
     # Chunks of equal work: a row's merge steps are its entries in both operands.
-    part = row_partition(x.indptr.astype(np.int64) + y.indptr, parts)
-    counts = np.zeros(m, np.int32)
+    part = row_partition((x.indptr, y.indptr), parts)
+    indptr = np.empty(m + 1, np.int32)  # no int64 temporaries: fresh pages cost
     if m and (x.nnz or y.nnz):
-        launch(kernel("merge_count", op == "add"), (x.indptr, x.indices, y.indptr, y.indices, counts, part,
-                                                    m, n, x.nnz, y.nnz, parts), x.nnz + y.nnz + m)
-        if counts.min() < 0:
+        sizes, bad = np.empty(parts + 1, np.int64), np.empty(parts, np.int32)
+        launch(kernel("merge_count", op == "add"), (x.indptr, x.indices, y.indptr, y.indices, indptr, sizes, bad,
+                                                    part, m, n, x.nnz, y.nnz, parts), x.nnz + y.nnz + m)
+        if bad.any():
             _refuse_rows(op, a, b)
-    return Merge(_counts_to_indptr(op, counts), part)
+        if sizes[-1] > _INT32_MAX:
+            fail(op, f"the result has {int(sizes[-1])} stored entries, more than the int32 index range holds")
+    else:
+        indptr[:] = 0
+    return Merge(indptr, part)
 
 
 def _refuse_rows(op: str, a: Operand, b: Operand) -> None:

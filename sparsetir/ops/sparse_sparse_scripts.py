@@ -1,8 +1,8 @@
 """The stage-III kernels of the sparse-sparse ops (``sparse_sparse.py``), written in TVMScript.
 
 Two phases, as MKL's ``sp2m``: a symbolic phase finds the output's structure (a kernel counts
-each output row's entries, NumPy's prefix sum makes them the row pointer, a second kernel writes
-the sorted column indices), a numeric phase fills the values. For ``spgemm`` the first call's
+each output row's entries and sums them into the row pointer, a second kernel writes the sorted
+column indices), a numeric phase fills the values. For ``spgemm`` the first call's
 second kernel writes the values too (the numeric kernel alone runs on later calls). Every kernel runs its rows in
 chunks (the ``part`` boundaries, ``runtime.partition.row_partition``), one chunk per iteration of
 a parallel loop, and gives each chunk its own row of a dense workspace (``marker``/``pos``, one
@@ -358,11 +358,32 @@ def _chunk_valid(indptr, indices, r0, r1, n, bad):
             bad[0] = bad[0] - T.Cast("int32", indices[s - 1] >= indices[s])
 
 
+@T.macro
+def _chunk_offsets(c_indptr, sizes, part, parts):
+    # ``sizes[t + 1]`` holds chunk ``t``'s entries and its rows' pointers count from 0: sum the
+    # sizes in order, then add each chunk's offset to its rows (the int32 casts wrap only when
+    # the total is past the int32 range, which the caller refuses).
+    c_indptr[0] = 0
+    sizes[0] = T.int64(0)
+    for t in range(parts):
+        sizes[t + 1] = sizes[t + 1] + sizes[t]
+    for t in T.parallel(parts):
+        offset: T.let = T.Cast("int32", sizes[t])
+        if offset != 0:
+            for rr in range(part[t + 1] - part[t]):
+                c_indptr[part[t] + rr + 1] = c_indptr[part[t] + rr + 1] + offset
+
+
 def merge_count(union: bool) -> "tirx.PrimFunc":
-    """``counts[i]``: the size of the union (``union``) or intersection of row ``i``'s columns
-    in ``A`` and ``B``; -1 at the first row of a chunk whose rows are not all strictly
-    increasing within ``[0, n)`` in both (the caller names the problem): the structures' check
-    rides on the pass that reads them.
+    """The row pointer ``c_indptr`` of the union (``union``) or intersection of ``A``'s and
+    ``B``'s rows, and ``sizes[t + 1]``: the entries of chunks ``0..t`` (int64, so the caller
+    sees a total past the int32 range); ``bad[t]`` is 1 when chunk ``t``'s rows are not all
+    strictly increasing within ``[0, n)`` in both (the caller names the problem): the
+    structures' check rides on the pass that reads them.
+
+    Each chunk writes its rows' running count (from 0) into the row pointer; after the chunks,
+    their sizes are summed in order and each chunk adds its offset (the prefix sum in the
+    kernel: NumPy's ``cumsum`` takes about 2 ns an entry, as long as counting pubmed's rows).
 
     A chunk whose rows hold the same columns in both (adding matrices of one pattern, or a
     symmetric one and its transpose) is recognized by flat comparisons that vectorize; other
@@ -373,7 +394,8 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
     @T.prim_func
     def merge_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                     b_indptr: T.Buffer(("m + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
-                    counts: T.Buffer(("m",), "int32"), part: T.Buffer(("parts + 1",), "int32"),
+                    c_indptr: T.Buffer(("m + 1",), "int32"), sizes: T.Buffer(("parts + 1",), "int64"),
+                    bad: T.Buffer(("parts",), "int32"), part: T.Buffer(("parts + 1",), "int32"),
                     m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_union_count" if union else "ops_intersection_count",
                      "tir.noalias": True})
@@ -382,13 +404,14 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
             r1: T.let = part[t + 1]
             a0: T.let = a_indptr[r0]
             b0: T.let = b_indptr[r0]
-            bad = T.alloc_buffer((1,), "int32", scope="global")
+            wrong = T.alloc_buffer((1,), "int32", scope="global")
             differ = T.alloc_buffer((1,), "int32", scope="global")
             pa = T.alloc_buffer((1,), "int32", scope="global")
             pb = T.alloc_buffer((1,), "int32", scope="global")
             both = T.alloc_buffer((1,), "int32", scope="global")
-            bad[0] = 0
-            _chunk_valid(a_indptr, a_indices, r0, r1, n, bad)
+            run = T.alloc_buffer((1,), "int64", scope="global")
+            wrong[0] = 0
+            _chunk_valid(a_indptr, a_indices, r0, r1, n, wrong)
             differ[0] = T.Cast("int32", a_indptr[r1] - a0 != b_indptr[r1] - b0)
             if differ[0] == 0:
                 for rr in range(r1 - r0):
@@ -398,9 +421,11 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
                     differ[0] = differ[0] | T.Cast("int32", a_indices[a0 + p] != b_indices[b0 + p])
             if differ[0] == 0:
                 for rr in range(r1 - r0):
-                    counts[r0 + rr] = a_indptr[r0 + rr + 1] - a_indptr[r0 + rr]
+                    c_indptr[r0 + rr + 1] = a_indptr[r0 + rr + 1] - a0
+                sizes[t + 1] = T.Cast("int64", a_indptr[r1] - a0)
             else:
-                _chunk_valid(b_indptr, b_indices, r0, r1, n, bad)
+                _chunk_valid(b_indptr, b_indices, r0, r1, n, wrong)
+                run[0] = T.int64(0)
                 for ii in range(r1 - r0):
                     i: T.let = r0 + ii
                     a_hi: T.let = a_indptr[i + 1]
@@ -420,11 +445,13 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
                         else:
                             pb[0] = pb[0] + 1
                     if union:
-                        counts[i] = (a_hi - a_indptr[i]) + (b_hi - b_indptr[i]) - both[0]
+                        run[0] = run[0] + T.Cast("int64", (a_hi - a_indptr[i]) + (b_hi - b_indptr[i]) - both[0])
                     else:
-                        counts[i] = both[0]
-            if bad[0] != 0:
-                counts[r0] = -1
+                        run[0] = run[0] + T.Cast("int64", both[0])
+                    c_indptr[i + 1] = T.Cast("int32", run[0])
+                sizes[t + 1] = run[0]
+            bad[t] = T.Cast("int32", wrong[0] != 0)
+        _chunk_offsets(c_indptr, sizes, part, parts)
 
     return merge_count
 

@@ -19,6 +19,7 @@ nothing on cora, whose work is one chunk per thread either way.
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import numpy as np
 
@@ -32,22 +33,32 @@ CHUNK_WORK = 32_768
 MAX_CHUNKS_PER_THREAD = 4
 
 
-def row_partition(indptr: np.ndarray, parts: int, row_cost: int = 1) -> np.ndarray:
+def row_partition(indptr: Any, parts: int, row_cost: int = 1) -> np.ndarray:
     """``parts + 1`` row boundaries splitting the rows into chunks of equal work, a row's work
     being its nonzeros plus ``row_cost`` (its output row is written even when it is empty).
+    ``indptr`` may be a tuple of row pointers of one length: a row's nonzeros are then its
+    entries in all of them (a merge of two operands), with no summed array made.
 
     Boundaries are non-decreasing from 0 to the row count whatever ``indptr`` holds.
     """
-    m = indptr.shape[0] - 1
-    total = int(indptr[-1]) + row_cost * m
-    # Boundary t is the first row k whose cost so far, indptr[k] + row_cost * k (increasing in
-    # k), reaches ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
+    pointers = indptr if isinstance(indptr, tuple) else (indptr,)
+    m = pointers[0].shape[0] - 1
+    total = sum(int(p[-1]) for p in pointers) + row_cost * m
+    if len(pointers) == 1:
+        key = lambda k: int(indptr[k]) + row_cost * k  # noqa: E731
+    elif len(pointers) == 2:
+        first, second = pointers
+        key = lambda k: int(first[k]) + int(second[k]) + row_cost * k  # noqa: E731
+    else:
+        key = lambda k: sum(int(p[k]) for p in pointers) + row_cost * k  # noqa: E731
+    # Boundary t is the first row k whose cost so far (increasing in k) reaches
+    # ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
     part = np.empty(parts + 1, np.int32)
     part[0], part[parts] = 0, m
     low = 0
     for t in range(1, parts):
         goal = -(-total * t // parts)
-        low = bisect.bisect_left(range(m + 1), goal, lo=low, key=lambda k: int(indptr[k]) + row_cost * k)
+        low = bisect.bisect_left(range(m + 1), goal, lo=low, key=key)
         part[t] = low
     return part
 
