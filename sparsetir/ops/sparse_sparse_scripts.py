@@ -342,15 +342,17 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
 @T.macro
 def _chunk_valid(indptr, indices, r0, r1, n, bad):
     # Adds to ``bad`` the entries of rows [r0, r1) outside [0, n) and the places where a row's
-    # columns do not increase, in two flat passes over the chunk that vectorize (a pass per row
-    # costs more than the row's few entries): every descent between neighbouring entries
-    # counts, and the descents where a row ends and the next begins are taken back.
+    # columns do not increase, in one flat pass over the chunk that vectorizes (a pass per row
+    # costs more than the row's few entries): every entry out of range and every descent
+    # between neighbouring entries counts, and the descents where a row ends and the next
+    # begins are taken back.
     lo: T.let = indptr[r0]
     hi: T.let = indptr[r1]
-    for p in range(hi - lo):
-        bad[0] = bad[0] + T.Cast("int32", T.Cast("uint32", indices[lo + p]) >= T.Cast("uint32", n))
     for p in range(T.max(hi - lo - 1, 0)):
-        bad[0] = bad[0] + T.Cast("int32", indices[lo + p] >= indices[lo + p + 1])
+        bad[0] = (bad[0] + T.Cast("int32", T.Cast("uint32", indices[lo + p]) >= T.Cast("uint32", n))
+                  + T.Cast("int32", indices[lo + p] >= indices[lo + p + 1]))
+    if lo < hi:
+        bad[0] = bad[0] + T.Cast("int32", T.Cast("uint32", indices[hi - 1]) >= T.Cast("uint32", n))
     # A row start ``s`` after a nonempty row, inside the chunk: the pair (s - 1, s) spans rows.
     for rr in range(T.max(r1 - r0 - 1, 0)):
         s: T.let = indptr[r0 + rr + 1]
@@ -386,17 +388,26 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
     kernel: NumPy's ``cumsum`` takes about 2 ns an entry, as long as counting pubmed's rows).
 
     A chunk whose rows hold the same columns in both (adding matrices of one pattern, or a
-    symmetric one and its transpose) is recognized by flat comparisons that vectorize; other
-    chunks merge row by row, branching on each step's comparison (without branches, each step
-    adding its comparisons to the pointers, it took as long on randomly interleaved rows, a
-    chain of dependent loads per step, and 1.3x as long on rows whose branches predict well)."""
+    symmetric one and its transpose) is recognized by flat comparisons that vectorize. In other
+    chunks, with ``marked``, a row's columns in ``A`` mark the chunk's row of ``marker`` with
+    the row's number and its columns in ``B`` count the marks they find: no branch on a
+    comparison and no chain of dependent loads (rows whose merge mispredicts counted in a fifth
+    of the time, rows that predict well in the same). Without ``marked`` (too many columns for
+    a row of marks per chunk) rows merge, branching on each step's comparison (without
+    branches, each step adding its comparisons to the pointers, it took as long on randomly
+    interleaved rows, a chain of dependent loads per step, and 1.3x as long on rows whose
+    branches predict well). Marks are written and read only for columns in ``[0, n)``, and the
+    count runs only on chunks found valid, so an in-place edit of the columns cannot make it
+    address memory elsewhere."""
 
     @T.prim_func
     def merge_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                     b_indptr: T.Buffer(("m + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
                     c_indptr: T.Buffer(("m + 1",), "int32"), sizes: T.Buffer(("parts + 1",), "int64"),
                     bad: T.Buffer(("parts",), "int32"), part: T.Buffer(("parts + 1",), "int32"),
-                    m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
+                    marker: T.Buffer(("marker_size",), "int32"),
+                    m: T.int32, n: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32, marked: T.int32,
+                    marker_size: T.int32):
         T.func_attr({"global_symbol": "ops_union_count" if union else "ops_intersection_count",
                      "tir.noalias": True})
         for t in T.parallel(parts):
@@ -426,6 +437,9 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
             else:
                 _chunk_valid(b_indptr, b_indices, r0, r1, n, wrong)
                 run[0] = T.int64(0)
+                if marked != 0 and wrong[0] == 0:
+                    for c in range(n):
+                        marker[t * n + c] = -1
                 for ii in range(r1 - r0):
                     i: T.let = r0 + ii
                     a_hi: T.let = a_indptr[i + 1]
@@ -433,6 +447,16 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
                     pa[0] = a_indptr[i]
                     pb[0] = b_indptr[i]
                     both[0] = 0
+                    if marked != 0 and wrong[0] == 0:
+                        for p in range(a_hi - pa[0]):
+                            ca: T.let = a_indices[pa[0] + p]
+                            if T.Cast("uint32", ca) < T.Cast("uint32", n):
+                                marker[t * n + ca] = i
+                        for p in range(b_hi - pb[0]):
+                            cb: T.let = b_indices[pb[0] + p]
+                            both[0] = both[0] + T.Cast("int32", T.if_then_else(
+                                T.Cast("uint32", cb) < T.Cast("uint32", n), marker[t * n + cb], -1) == i)
+                        pa[0] = a_hi
                     while pa[0] < a_hi and pb[0] < b_hi:
                         ca: T.let = a_indices[pa[0]]
                         cb: T.let = b_indices[pb[0]]
@@ -473,6 +497,49 @@ def merge_fill(union: bool, dtype: str, sources: bool) -> "tirx.PrimFunc":
             src_b[q] = pb
         c_values[q] = value
 
+    @T.macro(hygienic=False)
+    def merge_rows(t):
+        # Chunk ``t``'s rows by a two-pointer merge.
+        for ii in range(part[t + 1] - part[t]):
+            i: T.let = part[t] + ii
+            a_hi: T.let = a_indptr[i + 1]
+            b_hi: T.let = b_indptr[i + 1]
+            c_hi: T.let = c_indptr[i + 1]
+            pa = T.alloc_buffer((1,), "int32", scope="global")
+            pb = T.alloc_buffer((1,), "int32", scope="global")
+            q = T.alloc_buffer((1,), "int32", scope="global")
+            pa[0] = a_indptr[i]
+            pb[0] = b_indptr[i]
+            q[0] = c_indptr[i]
+            while pa[0] < a_hi and pb[0] < b_hi and q[0] < c_hi:
+                ca: T.let = a_indices[pa[0]]
+                cb: T.let = b_indices[pb[0]]
+                if ca == cb:
+                    if union:
+                        put(q[0], ca, pa[0], pb[0], a_values[pa[0]] + b_values[pb[0]])
+                    else:
+                        put(q[0], ca, pa[0], pb[0], a_values[pa[0]] * b_values[pb[0]])
+                    q[0] = q[0] + 1
+                    pa[0] = pa[0] + 1
+                    pb[0] = pb[0] + 1
+                elif ca < cb:
+                    if union:
+                        # An entry in one operand only is copied (x + 0 would turn -0.0 into 0.0).
+                        put(q[0], ca, pa[0], -1, a_values[pa[0]])
+                        q[0] = q[0] + 1
+                    pa[0] = pa[0] + 1
+                else:
+                    if union:
+                        put(q[0], cb, -1, pb[0], b_values[pb[0]])
+                        q[0] = q[0] + 1
+                    pb[0] = pb[0] + 1
+            if union:
+                for rr in range(T.min(a_hi - pa[0], c_hi - q[0])):
+                    put(q[0] + rr, a_indices[pa[0] + rr], pa[0] + rr, -1, a_values[pa[0] + rr])
+                q[0] = q[0] + T.min(a_hi - pa[0], c_hi - q[0])
+                for rr in range(T.min(b_hi - pb[0], c_hi - q[0])):
+                    put(q[0] + rr, b_indices[pb[0] + rr], -1, pb[0] + rr, b_values[pb[0] + rr])
+
     @T.prim_func
     def merge_fill(a_values: T.Buffer(("nnz_a",), dtype), b_values: T.Buffer(("nnz_b",), dtype),
                    c_values: T.Buffer(("nnz_c",), dtype),
@@ -499,45 +566,7 @@ def merge_fill(union: bool, dtype: str, sources: bool) -> "tirx.PrimFunc":
                     else:
                         put(c0 + p, a_indices[a0 + p], a0 + p, b0 + p, a_values[a0 + p] * b_values[b0 + p])
             else:
-                for ii in range(part[t + 1] - part[t]):
-                    i: T.let = part[t] + ii
-                    a_hi: T.let = a_indptr[i + 1]
-                    b_hi: T.let = b_indptr[i + 1]
-                    c_hi: T.let = c_indptr[i + 1]
-                    pa = T.alloc_buffer((1,), "int32", scope="global")
-                    pb = T.alloc_buffer((1,), "int32", scope="global")
-                    q = T.alloc_buffer((1,), "int32", scope="global")
-                    pa[0] = a_indptr[i]
-                    pb[0] = b_indptr[i]
-                    q[0] = c_indptr[i]
-                    while pa[0] < a_hi and pb[0] < b_hi and q[0] < c_hi:
-                        ca: T.let = a_indices[pa[0]]
-                        cb: T.let = b_indices[pb[0]]
-                        if ca == cb:
-                            if union:
-                                put(q[0], ca, pa[0], pb[0], a_values[pa[0]] + b_values[pb[0]])
-                            else:
-                                put(q[0], ca, pa[0], pb[0], a_values[pa[0]] * b_values[pb[0]])
-                            q[0] = q[0] + 1
-                            pa[0] = pa[0] + 1
-                            pb[0] = pb[0] + 1
-                        elif ca < cb:
-                            if union:
-                                # An entry in one operand only is copied (x + 0 would turn -0.0 into 0.0).
-                                put(q[0], ca, pa[0], -1, a_values[pa[0]])
-                                q[0] = q[0] + 1
-                            pa[0] = pa[0] + 1
-                        else:
-                            if union:
-                                put(q[0], cb, -1, pb[0], b_values[pb[0]])
-                                q[0] = q[0] + 1
-                            pb[0] = pb[0] + 1
-                    if union:
-                        for rr in range(T.min(a_hi - pa[0], c_hi - q[0])):
-                            put(q[0] + rr, a_indices[pa[0] + rr], pa[0] + rr, -1, a_values[pa[0] + rr])
-                        q[0] = q[0] + T.min(a_hi - pa[0], c_hi - q[0])
-                        for rr in range(T.min(b_hi - pb[0], c_hi - q[0])):
-                            put(q[0] + rr, b_indices[pb[0] + rr], -1, pb[0] + rr, b_values[pb[0] + rr])
+                merge_rows(t)
 
     return merge_fill
 

@@ -462,6 +462,36 @@ def test_the_merge_checks_every_entry_of_both_operands(op):
                 ops.spgemm(B, _rand(40, 5, 0.3, 51))
 
 
+@pytest.mark.parametrize("marked", [True, False])
+def test_rows_counted_by_marks_or_by_merging_agree_with_scipy(monkeypatch, marked):
+    # ``merge_count`` counts a chunk's rows through a row of marks per chunk, or (too many
+    # columns for that) by merging them; both give SciPy's pattern on operands whose rows share
+    # part of their columns, in random order of which comes first.
+    if not marked:
+        monkeypatch.setattr(sparse_sparse, "MARKED_COLUMNS", 0)
+    rng = np.random.default_rng(61)
+    for case in range(12):
+        m, n = int(rng.integers(1, 300)), int(rng.integers(1, 400))
+        A = _rand(m, n, float(rng.uniform(0.01, 0.3)), 100 + case)
+        keep = A.copy()
+        keep.data = (rng.random(A.nnz) < 0.5).astype(np.float64)
+        keep.eliminate_zeros()
+        B = (keep + _rand(m, n, float(rng.uniform(0.0, 0.2)), 200 + case)).tocsr()
+        B.data = rng.random(B.nnz) + 0.5
+        sparse_sparse.forget()
+        _same(ops.add(A, B), A + B)
+        _same(ops.multiply(A, B), A.multiply(B).tocsr())
+
+
+def test_a_wide_sparse_pair_is_merged_without_marks():
+    # Columns far beyond the entries: a row of marks per chunk would cost more than the merge.
+    A, B = _rand(50, 200_000, 2e-5, 71), _rand(50, 200_000, 2e-5, 72)
+    parts = sparse_sparse._parts()
+    assert 200_000 * parts > sparse_sparse.MARK_COST * (A.nnz + B.nnz)
+    _same(ops.add(A, B), A + B)
+    _same(ops.multiply(A, A), A.multiply(A).tocsr())
+
+
 def test_the_merge_check_agrees_with_a_row_by_row_check():
     # ``merge_count`` checks a chunk's rows in flat passes and takes back the descents where a
     # row ends; it must refuse exactly the structures a row-by-row check refuses, whatever the
