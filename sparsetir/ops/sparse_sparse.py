@@ -38,6 +38,7 @@ from ..runtime.launch import launch
 from ..runtime.partition import row_partition
 from ..runtime.target import host_target, num_threads
 from . import sparse_sparse_scripts as scripts
+from .csr_tensors import CsrTensors
 from .inputs import (
     VALUE_DTYPES, as_int32, check_structure, check_torch_csr, fail, is_torch_tensor, own_int32, plain, prepare_csr,
     refuse_non_csr, torch_module, value_dtype_name,
@@ -61,13 +62,15 @@ class IdentityCache:
 
     def __init__(self) -> None:
         self._entries: dict[tuple, tuple[tuple, Any, Any]] = {}
+        #: The keys of the entries made with each object, by its id (``drop`` without a scan).
+        self._keys: dict[int, set[tuple]] = {}
         self._lock = threading.Lock()
         #: How many values were made (a miss): the symbolic phases run, for tests.
         self.made = 0
 
     def get(self, tag: str, objects: tuple, make: Callable[[], Any], check: Any = None) -> Any:
         """The value for ``objects`` (and ``check``), made with ``make()`` when missing or stale."""
-        key = (tag,) + tuple(id(o) for o in objects)
+        key = (tag,) + tuple(map(id, objects))
         entry = self._entries.get(key)
         if entry is not None and entry[1] == check and all(r() is o for r, o in zip(entry[0], objects)):
             return entry[2]
@@ -76,6 +79,8 @@ class IdentityCache:
         refs = tuple(weakref.ref(o, drop) for o in objects)
         with self._lock:
             self._entries[key] = (refs, check, value)
+            for o in objects:
+                self._keys.setdefault(id(o), set()).add(key)
             self.made += 1
         return value
 
@@ -83,12 +88,15 @@ class IdentityCache:
         """Drop everything."""
         with self._lock:
             self._entries.clear()
+            self._keys.clear()
 
     def drop(self, obj: Any) -> None:
         """Drop the values made for ``obj`` (one of their objects)."""
         with self._lock:
-            for key in [key for key, entry in self._entries.items() if any(r() is obj for r in entry[0])]:
-                del self._entries[key]
+            for key in self._keys.pop(id(obj), ()):
+                entry = self._entries.get(key)
+                if entry is not None and any(r() is obj for r in entry[0]):
+                    self._forget(key, entry)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -97,7 +105,17 @@ class IdentityCache:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and any(r is ref for r in entry[0]):
-                del self._entries[key]
+                self._forget(key, entry)
+
+    def _forget(self, key: tuple, entry: tuple) -> None:
+        """Remove ``key``'s ``entry`` and its index (under the lock)."""
+        del self._entries[key]
+        for oid in key[1:]:
+            keys = self._keys.get(oid)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._keys[oid]
 
 
 #: Prepared SciPy structures, by their index arrays.
@@ -575,45 +593,34 @@ def _torch_indices(pattern: Pattern, index_dtype: np.dtype) -> tuple[Any, Any]:
 # --- the operations -----------------------------------------------------------------------------
 
 
-def _library(*operands: Any) -> Any:
-    """``torch_library`` when the call belongs to its custom ops: a ``CsrTensors`` operand, or
-    under ``torch.compile``; else None."""
+def _call(op: str, A: Any, B: Any, mask: Any) -> Any:
+    """``op``'s result: through ``torch_library``'s custom ops when the call belongs to them (a
+    ``CsrTensors`` operand, or a tensor under ``torch.compile``), through autograd when a
+    tensor operand needs a gradient, else computed here (SciPy operands go straight there)."""
     torch = sys.modules.get("torch")
-    if torch is None:
-        return None
-    from .autograd import _library as library
+    if torch is not None and any(isinstance(x, (torch.Tensor, CsrTensors)) for x in (A, B, mask)):
+        from .autograd import _library as library
 
-    return library(*operands)
-
-
-def _needs_grad(*operands: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return (torch is not None and torch.is_grad_enabled()
-            and any(isinstance(x, torch.Tensor) and x.requires_grad for x in operands))
+        lib = library(A, B, mask)
+        if lib is not None:
+            return getattr(lib, op)(A, B, mask) if op == "spgemm" else getattr(lib, op)(A, B)
+        if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in (A, B)):
+            return _autograd(op, A, B, mask)
+    return compute(op, A, B, mask)[0]
 
 
 def add(A: Any, B: Any) -> Any:
     """``A + B`` for two CSR matrices of one shape (SciPy or torch, the same kind and dtype):
     a CSR matrix of that kind on the union of their patterns, rows sorted. The rows of ``A``
     and ``B`` must be sorted without repeated columns."""
-    lib = _library(A, B)
-    if lib is not None:
-        return lib.add(A, B)
-    if _needs_grad(A, B):
-        return _autograd("add", A, B, None)
-    return compute("add", A, B, None)[0]
+    return _call("add", A, B, None)
 
 
 def multiply(A: Any, B: Any) -> Any:
     """The elementwise product ``A ⊙ B`` (SciPy's ``A.multiply(B)``) for two CSR matrices of one
     shape, on the intersection of their patterns; rows sorted without repeated columns, as in
     ``add``."""
-    lib = _library(A, B)
-    if lib is not None:
-        return lib.multiply(A, B)
-    if _needs_grad(A, B):
-        return _autograd("multiply", A, B, None)
-    return compute("multiply", A, B, None)[0]
+    return _call("multiply", A, B, None)
 
 
 def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
@@ -622,12 +629,7 @@ def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
     without repeated columns; its values are not read), the result has exactly ``mask``'s
     pattern and holds ``A @ B`` there (0 where no product lands): the product is never formed
     elsewhere."""
-    lib = _library(A, B, mask)
-    if lib is not None:
-        return lib.spgemm(A, B, mask)
-    if _needs_grad(A, B):
-        return _autograd("spgemm", A, B, mask)
-    return compute("spgemm", A, B, mask)[0]
+    return _call("spgemm", A, B, mask)
 
 
 def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[Any, Operand, Operand, Pattern]:

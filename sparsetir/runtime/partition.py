@@ -45,10 +45,10 @@ def row_partition(indptr: Any, parts: int, row_cost: int = 1) -> np.ndarray:
     m = pointers[0].shape[0] - 1
     total = sum(int(p[-1]) for p in pointers) + row_cost * m
     if len(pointers) == 1:
-        key = lambda k: int(indptr[k]) + row_cost * k  # noqa: E731
+        key = lambda k: indptr.item(k) + row_cost * k  # noqa: E731
     elif len(pointers) == 2:
         first, second = pointers
-        key = lambda k: int(first[k]) + int(second[k]) + row_cost * k  # noqa: E731
+        key = lambda k: first.item(k) + second.item(k) + row_cost * k  # noqa: E731
     else:
         key = lambda k: sum(int(p[k]) for p in pointers) + row_cost * k  # noqa: E731
     # Boundary t is the first row k whose cost so far (increasing in k) reaches
