@@ -315,17 +315,6 @@ def _unsorted_row(csr: Any) -> Optional[str]:
 # --- the symbolic phases ------------------------------------------------------------------------
 
 
-def _counts_to_indptr(op: str, counts: np.ndarray) -> np.ndarray:
-    """The row pointer of rows with ``counts`` entries (int32; refused past the int32 range)."""
-    total = int(counts.sum(dtype=np.int64))
-    if total > _INT32_MAX:
-        fail(op, f"the result has {total} stored entries, more than the int32 index range holds")
-    indptr = np.empty(counts.shape[0] + 1, np.int32)  # no int64 temporaries: fresh pages cost
-    indptr[0] = 0
-    np.cumsum(counts, out=indptr[1:])
-    return indptr
-
-
 @dataclass(eq=False)
 class Product:
     """A pair of structures' product ``A @ B``, cached: its row pointer, each row's least and
@@ -378,20 +367,23 @@ def _spgemm_count(a: Any, b: Any) -> Product:
     entries; on email_enron the result's entries alone split it 58/42)."""
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = a.part.shape[0] - 1
-    counts, products, lows, highs = (np.zeros(m, np.int32) for _ in range(4))
+    indptr, work = np.zeros(m + 1, np.int32), np.zeros(m + 1, np.int64)
+    lows, highs = np.empty(m, np.int32), np.empty(m, np.int32)  # read only for a product with entries
+    longest = 0
     if m and a.nnz and b.nnz:
         b_lows, b_highs = np.empty(k, np.int32), np.empty(k, np.int32)
         launch(kernel("row_bounds"), (b.indptr, b.indices, b_lows, b_highs, b.part, k, n, b.nnz,
                                       b.part.shape[0] - 1), b.nnz + k)
         marker = np.empty((parts, max(n, 1)), np.int32)
-        launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, counts, products, lows, highs,
-                                        b_lows, b_highs, marker, a.part, m, n, k, a.nnz, b.nnz, parts),
-               a.nnz + b.nnz + m)
-    indptr = _counts_to_indptr("spgemm", counts)
-    fill_work = np.zeros(m + 1, np.int64)
-    np.cumsum(products, out=fill_work[1:])
-    fill_work[1:] += indptr[1:]
-    return Product(indptr, int(counts.max(initial=0)), lows, highs, row_partition(fill_work, parts))
+        sizes, work_sizes = np.empty(parts + 1, np.int64), np.empty(parts + 1, np.int64)
+        longest_rows = np.empty(parts, np.int32)
+        launch(kernel("spgemm_count"), (a.indptr, a.indices, b.indptr, b.indices, indptr, work, sizes, work_sizes,
+                                        longest_rows, lows, highs, b_lows, b_highs, marker, a.part, m, n, k, a.nnz,
+                                        b.nnz, parts), a.nnz + b.nnz + m)
+        if sizes[-1] > _INT32_MAX:
+            fail("spgemm", f"the result has {int(sizes[-1])} stored entries, more than the int32 index range holds")
+        longest = int(longest_rows.max())
+    return Product(indptr, longest, lows, highs, row_partition(work, parts))
 
 
 def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray

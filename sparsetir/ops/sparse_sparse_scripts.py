@@ -52,6 +52,22 @@ BUCKETS = 4096
 CROWDED = 16
 
 
+@T.macro
+def _chunk_offsets(c_indptr, sizes, part, parts):
+    # ``sizes[t + 1]`` holds chunk ``t``'s entries and its rows' pointers count from 0: sum the
+    # sizes in order, then add each chunk's offset to its rows (an int32 row pointer's casts
+    # wrap only when the total is past the int32 range, which the caller refuses).
+    c_indptr[0] = T.Cast(c_indptr.dtype, 0)
+    sizes[0] = T.int64(0)
+    for t in range(parts):
+        sizes[t + 1] = sizes[t + 1] + sizes[t]
+    for t in T.parallel(parts):
+        offset: T.let = T.Cast(c_indptr.dtype, sizes[t])
+        if offset != 0:
+            for rr in range(part[t + 1] - part[t]):
+                c_indptr[part[t] + rr + 1] = c_indptr[part[t] + rr + 1] + offset
+
+
 def row_bounds() -> "tirx.PrimFunc":
     """``lows[r]``, ``highs[r]``: the least and greatest column of row ``r`` (``n`` and -1 for
     an empty row; rows in any order)."""
@@ -78,37 +94,48 @@ def row_bounds() -> "tirx.PrimFunc":
 
 
 def spgemm_count() -> "tirx.PrimFunc":
-    """``counts[i]``: the number of distinct columns of row ``i`` of ``A @ B``; ``products[i]``:
-    its number of products (with the columns, the fill's work); ``lows[i]``, ``highs[i]``: its
-    least and greatest column (``n`` and -1 for an empty row), from those of ``B``'s rows
-    (``row_bounds``)."""
+    """The row pointer ``c_indptr`` of ``A @ B`` (each row's distinct columns) and ``work``, the
+    running sum of each row's products and columns (the fill's work, int64: the fill's chunks);
+    ``sizes[t + 1]`` and ``work_sizes[t + 1]``: the entries and the work of chunks ``0..t``
+    (int64, so the caller sees a total past the int32 range); ``longest[t]``: chunk ``t``'s most
+    entries in a row; ``lows[i]``, ``highs[i]``: row ``i``'s least and greatest column (``n``
+    and -1 for an empty row), from those of ``B``'s rows (``row_bounds``). The sums run in the
+    kernel, as ``merge_count``'s."""
 
     @T.prim_func
     def spgemm_count(a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
                      b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
-                     counts: T.Buffer(("m",), "int32"), products: T.Buffer(("m",), "int32"),
+                     c_indptr: T.Buffer(("m + 1",), "int32"), work: T.Buffer(("m + 1",), "int64"),
+                     sizes: T.Buffer(("parts + 1",), "int64"), work_sizes: T.Buffer(("parts + 1",), "int64"),
+                     longest: T.Buffer(("parts",), "int32"),
                      lows: T.Buffer(("m",), "int32"), highs: T.Buffer(("m",), "int32"),
                      b_lows: T.Buffer(("k",), "int32"), b_highs: T.Buffer(("k",), "int32"),
                      marker: T.Buffer(("parts", "n"), "int32"), part: T.Buffer(("parts + 1",), "int32"),
                      m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, parts: T.int32):
         T.func_attr({"global_symbol": "ops_spgemm_count", "tir.noalias": True})
         for t in T.parallel(parts):
+            run = T.alloc_buffer((1,), "int64", scope="global")
+            run_work = T.alloc_buffer((1,), "int64", scope="global")
+            most_row = T.alloc_buffer((1,), "int32", scope="global")
+            run[0] = T.int64(0)
+            run_work[0] = T.int64(0)
+            most_row[0] = 0
             for j in range(n):
                 marker[t, j] = -1
             for ii in range(part[t + 1] - part[t]):
                 i: T.let = part[t] + ii
                 count = T.alloc_buffer((1,), "int32", scope="global")
-                work = T.alloc_buffer((1,), "int32", scope="global")
+                products = T.alloc_buffer((1,), "int64", scope="global")
                 least = T.alloc_buffer((1,), "int32", scope="global")
                 most = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
-                work[0] = 0
+                products[0] = T.int64(0)
                 least[0] = n
                 most[0] = -1
                 for pp in range(a_indptr[i + 1] - a_indptr[i]):
                     p: T.let = a_indptr[i] + pp
                     r: T.let = a_indices[p]
-                    work[0] = work[0] + (b_indptr[r + 1] - b_indptr[r])
+                    products[0] = products[0] + T.Cast("int64", b_indptr[r + 1] - b_indptr[r])
                     least[0] = T.min(least[0], b_lows[r])
                     most[0] = T.max(most[0], b_highs[r])
                     for qq in range(b_indptr[r + 1] - b_indptr[r]):
@@ -116,10 +143,19 @@ def spgemm_count() -> "tirx.PrimFunc":
                         c: T.let = b_indices[b_indptr[r] + qq]
                         count[0] = count[0] + T.Cast("int32", marker[t, c] != i)
                         marker[t, c] = i
-                counts[i] = count[0]
-                products[i] = work[0]
+                run[0] = run[0] + T.Cast("int64", count[0])
+                run_work[0] = run_work[0] + products[0] + T.Cast("int64", count[0])
+                c_indptr[i + 1] = T.Cast("int32", run[0])
+                work[i + 1] = run_work[0]
+                most_row[0] = T.max(most_row[0], count[0])
                 lows[i] = least[0]
                 highs[i] = most[0]
+            sizes[t + 1] = run[0]
+            work_sizes[t + 1] = run_work[0]
+            longest[t] = most_row[0]
+        work[0] = T.int64(0)
+        _chunk_offsets(c_indptr, sizes, part, parts)
+        _chunk_offsets(work, work_sizes, part, parts)
 
     return spgemm_count
 
@@ -358,22 +394,6 @@ def _chunk_valid(indptr, indices, r0, r1, n, bad):
         s: T.let = indptr[r0 + rr + 1]
         if indptr[r0 + rr] < s and s < hi:
             bad[0] = bad[0] - T.Cast("int32", indices[s - 1] >= indices[s])
-
-
-@T.macro
-def _chunk_offsets(c_indptr, sizes, part, parts):
-    # ``sizes[t + 1]`` holds chunk ``t``'s entries and its rows' pointers count from 0: sum the
-    # sizes in order, then add each chunk's offset to its rows (the int32 casts wrap only when
-    # the total is past the int32 range, which the caller refuses).
-    c_indptr[0] = 0
-    sizes[0] = T.int64(0)
-    for t in range(parts):
-        sizes[t + 1] = sizes[t + 1] + sizes[t]
-    for t in T.parallel(parts):
-        offset: T.let = T.Cast("int32", sizes[t])
-        if offset != 0:
-            for rr in range(part[t + 1] - part[t]):
-                c_indptr[part[t] + rr + 1] = c_indptr[part[t] + rr + 1] + offset
 
 
 def merge_count(union: bool) -> "tirx.PrimFunc":
