@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from .native_checks import indptr_valid
-from .structure import indptr_problem
+from .structure import in_range, indptr_problem
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -85,7 +85,7 @@ def check_structure(what: str, indptr: np.ndarray, indices: np.ndarray, rows: in
     check_offsets(what, "indptr", indptr, rows, nnz)
     if indices.ndim != 1 or indices.shape[0] != nnz:
         fail(what, f"indices must have shape ({nnz},) (one per stored value), got {indices.shape}")
-    if nnz and check_range:
+    if nnz and check_range and not in_range(indices, cols):  # one pass; two name the problem
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high >= cols:
             bad = low if low < 0 else high

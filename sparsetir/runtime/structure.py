@@ -74,7 +74,7 @@ def quick_check(c: Constraint) -> Callable[[Arrays, Env], bool]:
     def indices_hold(arrays: Arrays, env: Env) -> bool:
         idx = arrays[name]
         positions = positions_of(arrays, env)
-        return idx.ndim == 1 and idx.size == positions and (positions == 0 or _in_range(idx, length_of(env)))
+        return idx.ndim == 1 and idx.size == positions and (positions == 0 or in_range(idx, length_of(env)))
 
     return indices_hold
 
@@ -173,7 +173,7 @@ def check_indices(c: IndicesConstraint, arrays: Arrays, env: Env) -> None:
     if positions == 0:
         return
     length = compile_size(c.length)(env)
-    if not _in_range(idx, length):
+    if not in_range(idx, length):
         k = int(np.flatnonzero((idx < 0) | (idx >= length))[0])
         _fail(
             name,
@@ -184,7 +184,7 @@ def check_indices(c: IndicesConstraint, arrays: Arrays, env: Env) -> None:
         _check_sorted(c, idx, arrays, env)
 
 
-def _in_range(idx: np.ndarray, length: int) -> bool:
+def in_range(idx: np.ndarray, length: int) -> bool:
     """Whether every entry of the integer array ``idx`` is in ``[0, length)``: one pass over it
     viewed as unsigned (a negative entry becomes one of the largest), where min and max take two."""
     kind = idx.dtype.kind

@@ -13,7 +13,7 @@ import pytest
 from sparsetir.errors import ArgumentError
 from sparsetir.runtime import build_stage3, constraints_from_axes
 from sparsetir.runtime.native_checks import Plan
-from sparsetir.runtime.structure import _in_range
+from sparsetir.runtime.structure import in_range
 from malformed import CASES, base_arguments
 from matrices import csrmm_arguments, expected_product, random_csr
 from stage3_kernels import csr_axes, csrmm
@@ -90,9 +90,9 @@ def test_new_index_arrays_are_checked_whole(csr_kernel):
 def test_range_check_of_int32_coordinates_against_a_huge_length():
     """Viewed unsigned, -1 is 2**32 - 1: a length past 2**31 must not let it through."""
     idx = np.array([0, 5, -1], np.int32)
-    assert not _in_range(idx, 2**33)
-    assert _in_range(np.array([0, 5, 2**31 - 1], np.int32), 2**33)
-    assert not _in_range(np.array([3, -(2**62)], np.int64), 2**63 - 1)
+    assert not in_range(idx, 2**33)
+    assert in_range(np.array([0, 5, 2**31 - 1], np.int32), 2**33)
+    assert not in_range(np.array([3, -(2**62)], np.int64), 2**63 - 1)
 
 
 def _sorted_by_rows(indices, ptr):
