@@ -164,7 +164,7 @@ def _parts() -> int:
 # --- operands -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class Pattern:
     """An output structure: int32 ``indptr``/``indices``, the row chunks its kernels run over,
     and (``add``/``multiply``) the entry of each operand every output entry comes from; also an
@@ -197,7 +197,7 @@ class Pattern:
         return self.src_a, self.src_b
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class Operand:
     """One sparse operand of a call: its prepared structure and its values now."""
 
@@ -315,7 +315,7 @@ def _unsorted_row(csr: Any) -> Optional[str]:
 # --- the symbolic phases ------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Product:
     """A pair of structures' product ``A @ B``, cached: its row pointer, each row's least and
     greatest column and the fill's chunks once counted; the whole pattern once the pair is met
@@ -410,7 +410,7 @@ def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values:
     return indices, values
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Merge:
     """A pair of structures' union or intersection, cached: its row pointer and the merge's row
     chunks once counted; the whole pattern (columns and each entry's sources) once the pair is
