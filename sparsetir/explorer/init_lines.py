@@ -12,6 +12,7 @@ is evaluated.
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import replace
 
 from .pane import Pane
@@ -23,7 +24,9 @@ def init_lines(script: str) -> dict[int, frozenset[int]]:
     """The line of each ``with T.init():`` in ``script`` and the lines of its body; nothing when
     the script does not parse."""
     try:
-        tree = ast.parse(script)
+        with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(script)
     except (SyntaxError, ValueError):
         return {}
     found = {}

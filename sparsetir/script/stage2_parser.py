@@ -11,6 +11,7 @@ TVM's TVMScript parser, so nothing in it is ever executed; every problem is a lo
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -890,7 +891,9 @@ def is_stage2_text(text: str) -> bool:
     """True when a script's functions are written at stage II (read from the parsed
     ``T.func_attr``; a text that is not valid Python is not stage II)."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for fn in tree.body:

@@ -5,6 +5,8 @@ message and the line and column, as the table in ``test_errors.py`` does.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -13,7 +15,9 @@ import sparsetir
 from sparsetir import ScriptError, ScriptSyntaxError, VerifyError
 from sparsetir._tvm import tirx
 from sparsetir.script.expr_parser import MAX_EXPR_DEPTH
+from sparsetir.explorer.init_lines import init_lines
 from sparsetir.script.expr_printer import ExprPrinter
+from sparsetir.script.stage2_parser import is_stage2_text
 
 HEADER = """\
 from sparsetir.script import tir as T
@@ -129,6 +133,17 @@ def test_too_many_parentheses_are_located():
 def test_a_nul_character_is_located():
     text = HEADER + "    T.evaluate(m\0)\n"
     _check(text, ScriptSyntaxError, "null bytes", L1, len("    T.evaluate(m") + 1)
+
+
+def test_pythons_warnings_about_odd_literals_are_not_shown():
+    # ``0.0and`` makes Python's parser warn "invalid decimal literal" from "<unknown>"; the script
+    # is data here, so reading it (telling its stage, finding its init lines) warns of nothing.
+    text = _store("T.if_then_else(A[i, j] > 0.0and A[i, j] < 1.0, 1.0, 0.0)")
+    for read in (lambda: sparsetir.parse(text, "case.py"), lambda: is_stage2_text(text), lambda: init_lines(text)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            read()
+        assert [str(w.message) for w in caught] == []
 
 
 def test_printer_prints_ir_deeper_than_the_parser_accepts():
