@@ -13,6 +13,7 @@ import io
 import random
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -206,7 +207,9 @@ def _call_name(node: ast.AST) -> Optional[str]:
 def places(text: str) -> list[Place]:
     """Every expression position of a script that Python can parse, tagged by kind."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # a mutant's odd literals: Python would warn from "<unknown>"
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     starts = _line_starts(text)
