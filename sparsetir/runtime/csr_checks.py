@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
-from .native_checks import indptr_valid
 from .structure import in_range, indptr_problem
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -69,8 +68,6 @@ def check_offsets(what: str, name: str, indptr: np.ndarray, rows: int, nnz: int)
     the kernels' own validator (``runtime.structure.indptr_problem``), naming the first problem."""
     if indptr.ndim != 1:
         fail(what, f"{name}: must be 1-D, got shape {indptr.shape}")
-    if indptr_valid(indptr, rows, nnz, None):  # one compiled pass; NumPy's passes name a problem
-        return
     problem = indptr_problem(name, indptr, rows, nnz, f"{rows} rows", f"the number of stored values {nnz}")
     if problem is not None:
         fail(what, f"{name}: {problem}")

@@ -36,21 +36,20 @@ MAX_CHUNKS_PER_THREAD = 4
 def row_partition(indptr: Any, parts: int, row_cost: int = 1) -> np.ndarray:
     """``parts + 1`` row boundaries splitting the rows into chunks of equal work, a row's work
     being its nonzeros plus ``row_cost`` (its output row is written even when it is empty).
-    ``indptr`` may be a tuple of row pointers of one length: a row's nonzeros are then its
-    entries in all of them (a merge of two operands), with no summed array made.
+    ``indptr`` may be a pair of row pointers of one length: a row's nonzeros are then its
+    entries in both (a merge of two operands), with no summed array made.
 
     Boundaries are non-decreasing from 0 to the row count whatever ``indptr`` holds.
     """
-    pointers = indptr if isinstance(indptr, tuple) else (indptr,)
-    m = pointers[0].shape[0] - 1
-    total = sum(int(p[-1]) for p in pointers) + row_cost * m
-    if len(pointers) == 1:
-        key = lambda k: indptr.item(k) + row_cost * k  # noqa: E731
-    elif len(pointers) == 2:
-        first, second = pointers
+    if isinstance(indptr, tuple):
+        first, second = indptr
+        m = first.shape[0] - 1
+        total = first.item(-1) + second.item(-1) + row_cost * m
         key = lambda k: first.item(k) + second.item(k) + row_cost * k  # noqa: E731
     else:
-        key = lambda k: sum(int(p[k]) for p in pointers) + row_cost * k  # noqa: E731
+        m = indptr.shape[0] - 1
+        total = indptr.item(-1) + row_cost * m
+        key = lambda k: indptr.item(k) + row_cost * k  # noqa: E731
     # Boundary t is the first row k whose cost so far (increasing in k) reaches
     # ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
     part = np.empty(parts + 1, np.int32)
