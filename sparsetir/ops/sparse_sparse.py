@@ -62,8 +62,6 @@ class IdentityCache:
 
     def __init__(self) -> None:
         self._entries: dict[tuple, tuple[tuple, Any, Any]] = {}
-        #: The keys of the entries made with each object, by its id (``drop`` without a scan).
-        self._keys: dict[int, set[tuple]] = {}
         self._lock = threading.Lock()
         #: How many values were made (a miss): the symbolic phases run, for tests.
         self.made = 0
@@ -79,8 +77,6 @@ class IdentityCache:
         refs = tuple(weakref.ref(o, drop) for o in objects)
         with self._lock:
             self._entries[key] = (refs, check, value)
-            for o in objects:
-                self._keys.setdefault(id(o), set()).add(key)
             self.made += 1
         return value
 
@@ -88,15 +84,12 @@ class IdentityCache:
         """Drop everything."""
         with self._lock:
             self._entries.clear()
-            self._keys.clear()
 
     def drop(self, obj: Any) -> None:
         """Drop the values made for ``obj`` (one of their objects)."""
         with self._lock:
-            for key in self._keys.pop(id(obj), ()):
-                entry = self._entries.get(key)
-                if entry is not None and any(r() is obj for r in entry[0]):
-                    self._forget(key, entry)
+            for key in [key for key, entry in self._entries.items() if any(r() is obj for r in entry[0])]:
+                del self._entries[key]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -105,17 +98,7 @@ class IdentityCache:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and any(r is ref for r in entry[0]):
-                self._forget(key, entry)
-
-    def _forget(self, key: tuple, entry: tuple) -> None:
-        """Remove ``key``'s ``entry`` and its index (under the lock)."""
-        del self._entries[key]
-        for oid in key[1:]:
-            keys = self._keys.get(oid)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
-                    del self._keys[oid]
+                del self._entries[key]
 
 
 #: Prepared SciPy structures, by their index arrays.

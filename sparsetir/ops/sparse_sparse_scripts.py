@@ -53,19 +53,20 @@ CROWDED = 16
 
 
 @T.macro
-def _chunk_offsets(c_indptr, sizes, part, parts):
-    # ``sizes[t + 1]`` holds chunk ``t``'s entries and its rows' pointers count from 0: sum the
-    # sizes in order, then add each chunk's offset to its rows (an int32 row pointer's casts
-    # wrap only when the total is past the int32 range, which the caller refuses).
-    c_indptr[0] = T.Cast(c_indptr.dtype, 0)
+def _chunk_offsets(ptr, sizes, part, parts):
+    # ``sizes[t + 1]`` holds chunk ``t``'s total and its rows' entries of ``ptr`` (a row pointer
+    # or a running sum) count from 0: sum the sizes in order, then add each chunk's offset to
+    # its rows (an int32 pointer's casts wrap only when the total is past the int32 range,
+    # which the caller refuses).
+    ptr[0] = T.Cast(ptr.dtype, 0)
     sizes[0] = T.int64(0)
     for t in range(parts):
         sizes[t + 1] = sizes[t + 1] + sizes[t]
     for t in T.parallel(parts):
-        offset: T.let = T.Cast(c_indptr.dtype, sizes[t])
+        offset: T.let = T.Cast(ptr.dtype, sizes[t])
         if offset != 0:
             for rr in range(part[t + 1] - part[t]):
-                c_indptr[part[t] + rr + 1] = c_indptr[part[t] + rr + 1] + offset
+                ptr[part[t] + rr + 1] = ptr[part[t] + rr + 1] + offset
 
 
 def row_bounds() -> "tirx.PrimFunc":
@@ -153,7 +154,6 @@ def spgemm_count() -> "tirx.PrimFunc":
             sizes[t + 1] = run[0]
             work_sizes[t + 1] = run_work[0]
             longest[t] = most_row[0]
-        work[0] = T.int64(0)
         _chunk_offsets(c_indptr, sizes, part, parts)
         _chunk_offsets(work, work_sizes, part, parts)
 
@@ -457,37 +457,38 @@ def merge_count(union: bool) -> "tirx.PrimFunc":
             else:
                 _chunk_valid(b_indptr, b_indices, r0, r1, n, wrong)
                 run[0] = T.int64(0)
-                if marked != 0 and wrong[0] == 0:
+                by_marks: T.let = marked != 0 and wrong[0] == 0
+                if by_marks:
                     for c in range(n):
                         marker[t * n + c] = -1
                 for ii in range(r1 - r0):
                     i: T.let = r0 + ii
                     a_hi: T.let = a_indptr[i + 1]
                     b_hi: T.let = b_indptr[i + 1]
-                    pa[0] = a_indptr[i]
-                    pb[0] = b_indptr[i]
                     both[0] = 0
-                    if marked != 0 and wrong[0] == 0:
-                        for p in range(a_hi - pa[0]):
-                            ca: T.let = a_indices[pa[0] + p]
+                    if by_marks:
+                        for p in range(a_hi - a_indptr[i]):
+                            ca: T.let = a_indices[a_indptr[i] + p]
                             if T.Cast("uint32", ca) < T.Cast("uint32", n):
                                 marker[t * n + ca] = i
-                        for p in range(b_hi - pb[0]):
-                            cb: T.let = b_indices[pb[0] + p]
+                        for p in range(b_hi - b_indptr[i]):
+                            cb: T.let = b_indices[b_indptr[i] + p]
                             both[0] = both[0] + T.Cast("int32", T.if_then_else(
                                 T.Cast("uint32", cb) < T.Cast("uint32", n), marker[t * n + cb], -1) == i)
-                        pa[0] = a_hi
-                    while pa[0] < a_hi and pb[0] < b_hi:
-                        ca: T.let = a_indices[pa[0]]
-                        cb: T.let = b_indices[pb[0]]
-                        if ca == cb:
-                            both[0] = both[0] + 1
-                            pa[0] = pa[0] + 1
-                            pb[0] = pb[0] + 1
-                        elif ca < cb:
-                            pa[0] = pa[0] + 1
-                        else:
-                            pb[0] = pb[0] + 1
+                    else:
+                        pa[0] = a_indptr[i]
+                        pb[0] = b_indptr[i]
+                        while pa[0] < a_hi and pb[0] < b_hi:
+                            ca: T.let = a_indices[pa[0]]
+                            cb: T.let = b_indices[pb[0]]
+                            if ca == cb:
+                                both[0] = both[0] + 1
+                                pa[0] = pa[0] + 1
+                                pb[0] = pb[0] + 1
+                            elif ca < cb:
+                                pa[0] = pa[0] + 1
+                            else:
+                                pb[0] = pb[0] + 1
                     if union:
                         run[0] = run[0] + T.Cast("int64", (a_hi - a_indptr[i]) + (b_hi - b_indptr[i]) - both[0])
                     else:
