@@ -18,6 +18,7 @@ from .ir.stage2 import AXES_ATTR, INDPTR, SEARCHED_ATTR, Stage2Function, partiti
 from .runtime.build import build_stage3
 from .runtime.cache import KernelCache
 from .runtime.constraints import Constraint, IndptrConstraint, constraints_from_axes, layout_positions
+from .runtime.assembling import AssembledOutput, AssemblingKernel
 from .runtime.kernel import Kernel
 from .runtime.specialized import SpecializedKernel
 from .runtime.target import TargetLike, as_target, is_gpu
@@ -54,8 +55,21 @@ def build(
 
     The result is cached by the program's structure: building the same program again is
     instant. Shapes and nnz stay symbolic, so one kernel serves every matrix.
+
+    A stage-I program with an assembled axis (a sparse output whose pattern the kernel computes,
+    ``T.sparse_variable(..., assembled=True)``) builds into an ``AssemblingKernel``: a symbolic
+    kernel counts the output's rows, a numeric one writes its coordinates and values, and the
+    call returns the new arrays (``runtime/assembling.py``).
     """
     func = _unwrap(func)
+    if _assembles(func):
+        if constraints is not None or is_gpu(as_target(target)):
+            raise ValueError(f"{func.name} assembles a sparse output; it is built for the CPU with the checks its "
+                             "axes give (no target other than a CPU, no constraints=)")
+        if schedule not in ("default", "none"):
+            raise ValueError(f"schedule must be 'default' or 'none', got {schedule!r}")
+        make = lambda: _assembling(func, target, name, cache, schedule)  # noqa: E731
+        return make() if cache is not None else _built.get(func, target, (name, schedule, "assembling"), make)
     if not isinstance(func, (SparseFunction, Stage2Function, tirx.PrimFunc)):
         raise TypeError(
             "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
@@ -71,6 +85,34 @@ def build(
     if constraints is not None or cache is not None:
         return _build(func, target, name, constraints, cache)
     return _built.get(func, target, name, lambda: _build(func, target, name, None, None))
+
+
+def _assembles(func: Any) -> bool:
+    """Whether ``func`` has an assembled axis (refused at stage II, where no symbolic program
+    can be derived any more)."""
+    if isinstance(func, SparseFunction):
+        return any(a.assembled for a in func.axes)
+    if isinstance(func, Stage2Function) and any(a.assembled for a in func.axes):
+        raise ValueError(f"{func.name} assembles a sparse output at stage II; build its stage-I program, from which "
+                         "sparsetir derives the symbolic kernel that counts the output's rows")
+    return False
+
+
+def _assembling(func: SparseFunction, target: TargetLike, name: Optional[str], cache: Optional[KernelCache],
+                schedule: str) -> AssemblingKernel:
+    """The symbolic and the numeric kernel of ``func`` (``runtime/assembling.py``)."""
+    from .ir.assembly import assemblies
+    from .transforms.assemble import counts_name, symbolic_function
+
+    symbolic = build(symbolic_function(func), target, cache=cache, schedule=schedule)
+    if schedule == "default" and _takes_default(func, target):
+        numeric = build_default(func, target, name, cache)
+    else:
+        numeric = _build(func, target, name, None, cache)
+    outputs = [AssembledOutput(a.axis.name, a.axis.parent.length, a.axis.idtype, counts_name(func, a), a.axis.indptr.name,
+                               a.axis.indices.name, a.axis.nnz.name, tuple(b.handle.name for b in a.buffers))
+               for a in assemblies(func)]
+    return AssemblingKernel(symbolic, numeric, outputs)
 
 
 def _takes_default(func: Any, target: TargetLike) -> bool:

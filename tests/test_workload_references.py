@@ -103,6 +103,19 @@ def slow_add(inp):
     return _slow_pair(inp, lambda x, y: x + y)
 
 
+def slow_spgemm_masked(inp):
+    """c[(i, j)] = the sum over k of A[i, k] * B[k, j], at every entry of C's pattern."""
+    A, B = _stored(inp, "a"), _stored(inp, "b")
+    rows_b: dict = {}
+    for (k, j), v in B.items():
+        rows_b.setdefault(k, []).append((j, v))
+    product: dict = {}
+    for (i, k), x in A.items():
+        for j, y in rows_b.get(k, []):
+            product[(i, j)] = product.get((i, j), 0.0) + x * y
+    return {"c": [product.get((i, int(inp["indices_c"][p])), 0.0) for i, p in _segments(inp["indptr_c"])]}
+
+
 def slow_row_dot(inp):
     """out[i] = the sum of A[i, j] * B[i, j] over the columns j both rows store."""
     A, B = _stored(inp, "a"), _stored(inp, "b")
@@ -350,6 +363,7 @@ SLOW = {
     "csr_elementwise": slow_elementwise,
     "csr_multiply": slow_multiply,
     "csr_add": slow_add,
+    "spgemm_masked": slow_spgemm_masked,
     "csr_row_dot": slow_row_dot,
     "sddmm": slow_sddmm,
     "sddmm_fused": slow_sddmm,

@@ -296,6 +296,42 @@ def add_reference(inp):
     return {"c": _f32(a + b)}
 
 
+def spgemm_masked_inputs(rng, case):
+    """A (m, k) and B (k, n) in CSR, and C's pattern: half of A @ B's entries and as many outside
+    it (where C stays 0); c is zeroed by the kernel (NaN-filled here)."""
+    m, k, _, indptr_a, indices_a = _csr(rng, case)
+    n = max(k // 2, 1)
+    _, _, _, indptr_b, indices_b = _csr(rng, case)
+    rows_b = min(len(indptr_b) - 1, k)
+    lengths_b = np.diff(indptr_b)[:rows_b]
+    lengths_b = np.concatenate([lengths_b, np.zeros(k - rows_b, lengths_b.dtype)])
+    indptr_b = _indptr(lengths_b)
+    indices_b = indices_b[:indptr_b[-1]] % n
+    keys = np.unique(_row_ids(indptr_b).astype(np.int64) * n + indices_b)  # B's rows, sorted, no repeats
+    indptr_b, indices_b = _from_keys(keys, k, n)
+    a = sp.csr_matrix((np.ones(len(indices_a)), indices_a, indptr_a), shape=(m, k))
+    b = sp.csr_matrix((np.ones(len(indices_b)), indices_b, indptr_b), shape=(k, n))
+    product = (a @ b).tocoo()
+    reached = product.row.astype(np.int64) * n + product.col
+    chosen = reached[rng.random(len(reached)) < 0.5]
+    others = rng.integers(0, m * n, size=len(chosen)) if m * n else np.zeros(0, np.int64)
+    indptr_c, indices_c = _from_keys(np.union1d(chosen, others), m, n)
+    return dict(a=_values(rng, len(indices_a)), b=_values(rng, len(indices_b)), c=_nan(len(indices_c)),
+                indptr_a=indptr_a, indices_a=indices_a, indptr_b=indptr_b, indices_b=indices_b,
+                indptr_c=indptr_c, indices_c=indices_c, m=m, k=k, n=n, nnz_a=len(indices_a),
+                nnz_b=len(indices_b), nnz_c=len(indices_c))
+
+
+def spgemm_masked_reference(inp):
+    """c = (A @ B) at every entry of C's pattern, 0 where no product lands."""
+    m, k, n = inp["m"], inp["k"], inp["n"]
+    a = sp.csr_matrix((_f64(inp["a"]), inp["indices_a"], inp["indptr_a"]), shape=(m, k))
+    b = sp.csr_matrix((_f64(inp["b"]), inp["indices_b"], inp["indptr_b"]), shape=(k, n))
+    product = (a @ b).tocsr()
+    rows = _row_ids(inp["indptr_c"])
+    return {"c": _f32(np.asarray(product[rows, inp["indices_c"]]).ravel() if len(rows) else np.zeros(0))}
+
+
 def row_dot_reference(inp):
     """out[i] = the dot product of row i of A and row i of B."""
     n = inp["n"]
@@ -872,6 +908,12 @@ WORKLOADS = {
     "csr_add": Workload(
         _W / "csr_add.py", "csr_add", _PAIR_PARAMS, ("c",),
         lambda rng, case: pair_inputs(rng, case, output="union"), add_reference,
+    ),
+    "spgemm_masked": Workload(
+        _W / "spgemm_masked.py", "spgemm_masked",
+        ("a", "b", "c", "indptr_a", "indices_a", "indptr_b", "indices_b", "indptr_c", "indices_c",
+         "m", "k", "n", "nnz_a", "nnz_b", "nnz_c"),
+        ("c",), spgemm_masked_inputs, spgemm_masked_reference,
     ),
     "csr_row_dot": Workload(
         _W / "csr_row_dot.py", "csr_row_dot",

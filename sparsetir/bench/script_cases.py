@@ -155,6 +155,23 @@ def row_dot_inputs(graph, rng):
     return _pair_inputs(graph, rng, "rows")
 
 
+def spgemm_masked_inputs(graph, rng):
+    """A @ B at A's own pattern, B with A's pattern and values of its own (the product of
+    triangle counting, (A @ A) ⊙ A)."""
+    a = _square(graph)
+    m, n = a.shape
+    indptr, indices = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    return dict(a=_values(rng, a.nnz), b=_values(rng, a.nnz), c=nans(a.nnz), indptr_a=indptr, indices_a=indices,
+                indptr_b=indptr, indices_b=indices, indptr_c=indptr, indices_c=indices, m=m, k=n, n=n,
+                nnz_a=a.nnz, nnz_b=a.nnz, nnz_c=a.nnz)
+
+
+def _products(graph) -> float:
+    """The products of A @ A: for every entry (i, k), the entries of row k."""
+    square = _square(graph)
+    return float(np.diff(square.indptr)[square.indices].sum())
+
+
 def softmax_inputs(graph, rng):
     """Random standard-normal scores on the graph's pattern (attention scores on its edges)."""
     return elementwise_inputs(graph, rng)
@@ -332,6 +349,13 @@ def add_reference(p):
     return _on_c((a + b).tocsr(), p)
 
 
+def spgemm_masked_reference(p):
+    a = _csr(p["a"], p["indptr_a"], p["indices_a"], (p["m"], p["k"]))
+    b = _csr(p["b"], p["indptr_b"], p["indices_b"], (p["k"], p["n"]))
+    pattern = _csr(np.ones(p["nnz_c"]), p["indptr_c"], p["indices_c"], (p["m"], p["n"]))
+    return _on_c((a @ b).multiply(pattern).tocsr(), p)
+
+
 def row_dot_reference(p):
     a, b = _operands(p)
     return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel()
@@ -485,9 +509,13 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          what=f"I, J: the matrix; K: 0 to {2 * CSF_K} random coordinates under each entry"),
     Spec("csr_add", "c", add_reference, add_inputs,
          what="the matrix plus its transpose, into the union of their patterns"),
+    Spec("csr_add_assembled", "c", add_reference, add_inputs,
+         what="the matrix plus its transpose, the union of their patterns computed by the kernel"),
     Spec("csr_elementwise", "b", elementwise_reference, elementwise_inputs, what="the matrix"),
     Spec("csr_multiply", "c", multiply_reference, multiply_inputs,
          what="the matrix times its transpose elementwise, into the intersection of their patterns"),
+    Spec("csr_multiply_assembled", "c", multiply_reference, multiply_inputs,
+         what="the matrix times its transpose elementwise, the intersection computed by the kernel"),
     Spec("csr_row_dot", "out", row_dot_reference, row_dot_inputs,
          what="the rows of the matrix dotted with those of its transpose"),
     Spec("csr_rowsum", "b", rowsum_reference, rowsum_inputs, what="the matrix"),
@@ -519,6 +547,9 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          what=f"the matrix's rows as segments of nnz x {FEAT} values"),
     Spec("sparse_softmax", "b", softmax_reference, softmax_inputs, magnitude=softmax_magnitude,
          what="random scores on the matrix's pattern"),
+    # A binary search per product: a product costs a search of C's row.
+    Spec("spgemm_masked", "c", spgemm_masked_reference, spgemm_masked_inputs, work=lambda g: 4.0 * _products(g),
+         what="A @ B at A's pattern (triangle counting's product), B on A's pattern"),
 )}
 
 #: The examples the bench knows, in ``SPECS``'s order (the CLI's choices of ``--script``).

@@ -336,6 +336,9 @@ def _script_impl(name: str, kernel: Any, arguments: dict, output: str, accumulat
         def fail():
             raise RuntimeError(f"sparsetir.build failed: {build_error}")
         return Impl(name, fail, lambda output: output)
+    if hasattr(kernel, "assembled"):  # an AssemblingKernel: it makes its output and returns it
+        given = {k: v for k, v in arguments.items() if k in kernel.params}
+        return Impl(name, lambda: kernel(**given)[output], lambda result: np.array(result, copy=True))
     buffer = np.array(arguments[output], copy=True)
     initial = buffer.copy()
     call_arguments = {**arguments, output: buffer}

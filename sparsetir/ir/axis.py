@@ -58,6 +58,9 @@ class Axis(Object):
     axis). ``nnz`` is the number of stored positions of this axis in total (variable axes).
     ``nnz_cols`` is the number of stored positions per parent position (sparse fixed axes).
     ``indptr`` and ``indices`` are the handle parameters holding the structure arrays.
+    ``assembled`` (sparse variable axes): the kernel computes those arrays (the axis holds the
+    coordinates an iteration's co-iteration visits), the caller does not give them
+    (``docs/language.md``, "Assembled outputs").
     """
 
     name: str
@@ -71,6 +74,7 @@ class Axis(Object):
     idtype: str
     sorted: bool
     span: Optional[Span] = field(default=None, structural_eq="ignore")
+    assembled: bool = False
 
     @property
     def kind(self) -> AxisKind:
@@ -113,9 +117,9 @@ class Axis(Object):
 def make_axis(name: str, kind: AxisKind, parent: Optional[Axis] = None, *, length: Expr,
               nnz: Optional[Expr] = None, nnz_cols: Optional[Expr] = None, indptr: Optional[Var] = None,
               indices: Optional[Var] = None, idtype: str = "int32", sorted: bool = True,
-              span: Optional[Span] = None) -> Axis:
+              span: Optional[Span] = None, assembled: bool = False) -> Axis:
     """An axis of ``kind``; the fields a kind does not use stay None."""
-    return Axis(name, kind.value, parent, length, nnz, nnz_cols, indptr, indices, idtype, sorted, span)
+    return Axis(name, kind.value, parent, length, nnz, nnz_cols, indptr, indices, idtype, sorted, span, assembled)
 
 
 def dense_fixed(name: str, length: Expr, idtype: str = "int32", span: Span | None = None) -> Axis:

@@ -14,6 +14,7 @@ from .._tvm import Span, TensorLoad, Var, structural_walk, tirx
 from ..errors import VerifyError
 from .axis import INDEX_DTYPES, MERGE_OPS, AxisKind, AttachedAxis, Axis, FusedAxis, MergedAxis, after_sibling
 from .buffer import SparseBuffer
+from .assembly import assembly_problem
 from .coiteration import child_of_union_problem, merge_problem, union_store_problem
 from .function import STAGE_I_LEVEL, SparseFunction
 from .iteration import SparseIteration
@@ -144,6 +145,9 @@ class _Verifier:
             self.buffer(buf)
         for stmt in self.func.body:
             self.statement(stmt, iterated=[], reduce_vars=[], in_iteration=False)
+        problem = assembly_problem(self.func)
+        if problem is not None:
+            raise _fail(*problem)
 
     def _param(self, var: Optional[Var], what: str, span: Optional[Span]) -> None:
         if var is None:

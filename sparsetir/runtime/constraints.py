@@ -134,7 +134,7 @@ def _axis_constraints(axis: Axis, needs_sorted: bool, array_names: Mapping[str, 
                 max_row_length=None if axis.is_sparse else axis.length,
             )
         )
-    if axis.is_sparse:
+    if axis.is_sparse and not axis.assembled:  # an assembled axis's indices are the kernel's output
         result.append(
             IndicesConstraint(
                 array=_array(axis.indices, array_names),

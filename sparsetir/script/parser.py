@@ -328,7 +328,10 @@ class FunctionParser:
         required.append("length" if kind is DENSE_FIXED else "shape")
         if kind is not DENSE_FIXED:
             required.append({DENSE_VARIABLE: "indptr", SPARSE_FIXED: "indices", SPARSE_VARIABLE: "data"}[kind])
-        a = bind_args(self.source, call, construct, required, ["idtype"] if kind.is_dense else ["idtype", "sorted"])
+        optional = ["idtype"] if kind.is_dense else ["idtype", "sorted"]
+        if kind is SPARSE_VARIABLE:
+            optional.append("assembled")
+        a = bind_args(self.source, call, construct, required, optional)
         parent = self._axis(a["parent"], "the parent") if kind.has_parent else None
         fields: dict[str, Any] = {}
         if kind is DENSE_FIXED:
@@ -349,8 +352,12 @@ class FunctionParser:
         elif kind is SPARSE_FIXED:
             fields["indices"] = self._handle(a["indices"], "indices")
         sorted_ = self._bool_arg(a.get("sorted"), "sorted", True)
+        assembled = self._bool_arg(a.get("assembled"), "assembled", False)
+        if assembled and not sorted_:
+            self.source.fail(a["sorted"], f"axis '{name}' is assembled: the kernel lists each row's coordinates in "
+                             "ascending order, so it is sorted (leave sorted=False out)", VerifyError)
         return make_axis(name, kind, parent, idtype=self._idtype(a.get("idtype")), sorted=sorted_,
-                         span=self.source.span(call), **fields)
+                         span=self.source.span(call), assembled=assembled, **fields)
 
     def _buffer_decl(self, name: str, construct: str, call: ast.Call) -> SparseBuffer:
         span = self.source.span(call)

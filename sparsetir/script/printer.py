@@ -105,6 +105,8 @@ def axis_text(a: Axis, alias: str, expr: Callable[[Any], str], name_of: Callable
     tail = "" if a.idtype == "int32" else f', idtype="{a.idtype}"'
     if a.is_sparse and not a.sorted:
         tail += ", sorted=False"
+    if a.assembled:
+        tail += ", assembled=True"
     args = [name_of(a.parent)] if a.parent is not None else []
     if not a.is_variable:
         args.append(expr(a.length) if a.is_dense else f"({expr(a.length)}, {expr(a.nnz_cols)})")

@@ -258,7 +258,7 @@ class Stage2Reader:
             parent = axes[entity.parent.name] if entity.parent is not None else None
             axes[entity.name] = make_axis(
                 entity.name, entity.kind, parent, length=entity.length, nnz=entity.nnz, nnz_cols=entity.nnz_cols,
-                idtype=entity.idtype, sorted=entity.sorted, span=entity.span, **arrays)
+                idtype=entity.idtype, sorted=entity.sorted, span=entity.span, assembled=entity.assembled, **arrays)
         decl.axes = list(axes.values())
         for sb, var, stmt in positioned:
             axes_of = [axes[a.name] for a in sb.axes]

@@ -1,5 +1,6 @@
 """Lowering passes, one per file; ``pipeline`` lists them in order and runs them."""
 
+from .assemble import symbolic_function
 from .auto_decompose_reduction import auto_decompose_reduction
 from .bound_cache_extents import bound_cache_extents
 from .flatten_sparse_buffers import flatten_sparse_buffers
@@ -32,4 +33,5 @@ __all__ = [
     "stage_of",
     "stage_pass",
     "steps",
+    "symbolic_function",
 ]

@@ -115,7 +115,7 @@ def _stage2_axes(func: SparseFunction, struct: dict[str, Var], fresh: Callable[[
         indptr = struct[axis.indptr.name] if axis.indptr is not None else None
         indices = struct[axis.indices.name] if axis.indices is not None else None
         new = Axis(axis.name, axis.kind_name, parent, axis.length, axis.nnz, axis.nnz_cols, indptr, indices,
-                   axis.idtype, axis.sorted, axis.span)
+                   axis.idtype, axis.sorted, axis.span, axis.assembled)
         axes[axis.name] = new
         out.append(new)
         if axis.is_sparse:
