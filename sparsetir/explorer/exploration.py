@@ -188,9 +188,20 @@ def default_history(program: Any, target: str) -> tuple[Optional[History], Optio
 
 
 def _functions(parsed: Any) -> dict[str, Any]:
+    """The script's functions by name (an @I.ir_module class gives several), each followed by
+    the symbolic program of one that assembles a sparse output (``<name>_symbolic``: the kernel
+    ``build`` runs first, counting the output's rows)."""
+    from ..ir.assembly import assembled_axes
+    from ..ir.function import SparseFunction
     from ..ir.module import by_name
+    from ..transforms.assemble import symbolic_function
 
-    return by_name(parsed)  # an @I.ir_module class gives its functions
+    found: dict[str, Any] = {}
+    for name, func in by_name(parsed).items():
+        found[name] = func
+        if isinstance(func, SparseFunction) and assembled_axes(func) and f"{name}_symbolic" not in found:
+            found[f"{name}_symbolic"] = symbolic_function(func)
+    return found
 
 
 def _script_of(program: Any, text: str, home: Optional[str], history: Optional[History], target: str,

@@ -9,6 +9,7 @@ empty rows and matrices, no rows, disjoint and identical patterns, rectangular s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -309,3 +310,13 @@ def test_the_numeric_kernel_alone_stays_inside_a_row_pointer_too_short(kernels):
         start = full["indptr_c"][i]
         np.testing.assert_array_equal(indices[lo:hi], full["indices_c"][start:start + hi - lo])
         np.testing.assert_array_equal(c[lo:hi], full["c"][start:start + hi - lo])
+
+
+def test_the_explorer_offers_the_symbolic_program_beside_the_function():
+    from sparsetir.explorer.compiler import compile_script
+
+    exploration = sparsetir.explore(sparsetir.parse_file(EXAMPLES / "csr_add_assembled.py"))
+    assert exploration.document["functions"] == ["csr_add_assembled", "csr_add_assembled_symbolic"]
+    status, document = compile_script(exploration.script, exploration.script.text, "csr_add_assembled_symbolic")
+    assert status == "ok" and document["func"] == "csr_add_assembled_symbolic"
+    assert "JC_count" in json.dumps(document["lines"])  # its stages show the counts, not C
