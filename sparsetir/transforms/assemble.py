@@ -50,20 +50,29 @@ def symbolic_function(func: SparseFunction) -> SparseFunction:
     needed = {v.name for a in axes for v in (a.indptr, a.indices) if v is not None} | _scalars_used(axes)
     params = [p for p in func.params if p.name in needed]
     buffers, body = [], []
+    by_iteration: dict[int, list] = {}  # axes one merge assembles share its count iteration
     for assembly in found:
         handle = tirx.Var(counts_name(func, assembly), "handle")
         rows = assembly.axis.parent
         counts = tirx.decl_buffer([rows.length], assembly.axis.idtype, name=f"{assembly.axis.name}{COUNT}")
         buffers.append(SparseBuffer(counts, [rows], handle, "global", None, assembly.axis.span))
         params.append(handle)
-        body.append(_count_iteration(assembly, counts))
+        group = next((g for g in by_iteration.values() if g[0][0].iteration.same_as(assembly.iteration)), None)
+        if group is None:
+            by_iteration[len(by_iteration)] = [(assembly, counts)]
+        else:
+            group.append((assembly, counts))
+    body = [_count_iteration(group) for group in by_iteration.values()]
     attrs = dict(func.attrs)
     if "global_symbol" in attrs:
         attrs["global_symbol"] = f"{attrs['global_symbol']}_symbolic"
     return SparseFunction(func.name + "_symbolic", params, attrs, axes, buffers, body, func.span)
 
 
-def _count_iteration(assembly: Assembly, counts: Var) -> SparseIteration:
+def _count_iteration(group: list) -> SparseIteration:
+    """The iteration that counts, for each ``(assembly, counts)`` of one iteration, the
+    coordinates its merge visits per row."""
+    assembly = group[0][0]
     it, merge = assembly.iteration, assembly.merge
     entries, kinds, iters = [], "", []
     position = 0
@@ -82,8 +91,9 @@ def _count_iteration(assembly: Assembly, counts: Var) -> SparseIteration:
                 row = var
         position += width
     dtype = assembly.axis.idtype
-    init = [tirx.BufferStore(counts, tirx.const(0, dtype), [row], span=it.span)]
-    step = [tirx.BufferStore(counts, tirx.BufferLoad(counts, [row]) + tirx.const(1, dtype), [row], span=it.span)]
+    init = [tirx.BufferStore(counts, tirx.const(0, dtype), [row], span=it.span) for _, counts in group]
+    step = [tirx.BufferStore(counts, tirx.BufferLoad(counts, [row]) + tirx.const(1, dtype), [row], span=it.span)
+            for _, counts in group]
     return SparseIteration(it.name, entries, kinds, iters, init, step, dict(it.attrs), it.span)
 
 

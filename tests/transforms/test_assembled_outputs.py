@@ -320,3 +320,58 @@ def test_the_explorer_offers_the_symbolic_program_beside_the_function():
     status, document = compile_script(exploration.script, exploration.script.text, "csr_add_assembled_symbolic")
     assert status == "ok" and document["func"] == "csr_add_assembled_symbolic"
     assert "JC_count" in json.dumps(document["lines"])  # its stages show the counts, not C
+
+
+TWO = '''
+from sparsetir.script import tir as T
+
+
+@T.prim_func
+def two(a: T.handle, b: T.handle, c: T.handle, d: T.handle, e: T.handle, ia: T.handle, ja: T.handle, ib: T.handle,
+        jb: T.handle, ic: T.handle, jc: T.handle, id_: T.handle, jd: T.handle, m: T.int32, n: T.int32,
+        na: T.int32, nb: T.int32, nc: T.int32, nd: T.int32) -> None:
+    I = T.dense_fixed(m)
+    JA = T.sparse_variable(I, (n, na), (ia, ja))
+    JB = T.sparse_variable(I, (n, nb), (ib, jb))
+    JC = T.sparse_variable(I, (n, nc), (ic, jc), assembled=True)
+    JD = T.sparse_variable(I, (n, nd), (id_, jd), assembled=True)
+    A = T.match_sparse_buffer(a, (I, JA), "float32")
+    B = T.match_sparse_buffer(b, (I, JB), "float32")
+    C = T.match_sparse_buffer(c, (I, JC), "float32")
+    D = T.match_sparse_buffer(d, (I, JD), "float32")
+    E = T.match_sparse_buffer(e, (I, JD), "float32")
+    with T.sp_iter([I, T.union(JA, JB)], "SS", "first") as [i, j]:
+        C[i, j] = A[i, j] + B[i, j]
+{second}
+'''
+SEPARATE = '''    with T.sp_iter([I, T.intersect(JA, JB)], "SS", "second") as [i, j]:
+        D[i, j] = A[i, j] * B[i, j]
+        E[i, j] = A[i, j] - B[i, j]'''
+SHARED = '''        D[i, j] = A[i, j] * B[i, j]
+        E[i, j] = A[i, j] - B[i, j]'''
+
+
+@pytest.mark.parametrize("second", ["separate", "shared"])
+def test_two_assembled_axes_by_two_merges_or_by_one(second):
+    """Two assembled axes, each with its own merge (a union and an intersection), or both
+    assembled by the union; an axis with two buffers over it."""
+    f = sparsetir.parse(TWO.format(second=SEPARATE if second == "separate" else SHARED))
+    A, B = CASES["empty rows"]()
+    union = (A + B).tocsr()
+    union.sort_indices()
+    pattern_d = A.multiply(B).tocsr() if second == "separate" else union
+    pattern_d.sort_indices()
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(pattern_d.indptr))
+    at = (rows, pattern_d.indices)
+    expected_d = np.asarray(A[at]).ravel() * np.asarray(B[at]).ravel()
+    expected_e = np.asarray(A[at]).ravel() - np.asarray(B[at]).ravel()
+    for kernel in (sparsetir.build(f), sparsetir.build(f, schedule="none")):
+        out = kernel(a=A.data, b=B.data, ia=A.indptr, ja=A.indices, ib=B.indptr, jb=B.indices, m=A.shape[0],
+                     n=A.shape[1], na=A.nnz, nb=B.nnz)
+        np.testing.assert_array_equal(out["ic"], union.indptr)
+        np.testing.assert_array_equal(out["jc"], union.indices)
+        np.testing.assert_allclose(out["c"], union.data, rtol=1e-6)
+        np.testing.assert_array_equal(out["id_"], pattern_d.indptr)
+        np.testing.assert_array_equal(out["jd"], pattern_d.indices)
+        np.testing.assert_allclose(out["d"], expected_d, rtol=1e-6)
+        np.testing.assert_allclose(out["e"], expected_e, rtol=1e-6)
