@@ -59,7 +59,7 @@ def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.Pr
     def on_for(loop: Any) -> Any:
         if loop.kind != tirx.ForKind.PARALLEL or loop.thread_binding is not None:
             return loop
-        if not _stack_only(loop.body):
+        if not stack_only(loop.body):
             return loop  # a workspace allocation needs the device the kernel's entry knows
         inner = bound_within(loop.body)
         free = [v for v in tirx.analysis.undefined_vars(loop.body, []) if not any(v.same_as(b) for b in inner)]
@@ -106,7 +106,7 @@ def _vars_of_type(ty: Any) -> list[Var]:
 MAX_STACK_BYTES = 1024
 
 
-def _stack_only(stmt: Any) -> bool:
+def stack_only(stmt: Any) -> bool:
     """Whether every allocation in ``stmt`` becomes a stack slot."""
     ok = [True]
 

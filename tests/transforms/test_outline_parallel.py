@@ -49,10 +49,11 @@ def with_workspace(
     T.func_attr({"tir.noalias": True})
     for t in T.parallel(parts):
         with T.sblock("chunk"):
-            tmp = T.sblock_alloc_buffer((1024,), "float32")  # 4 KiB: a workspace call
+            tmp = T.sblock_alloc_buffer((1024,), "float32")  # 4 KiB, all of it live: a workspace call
+            for k in range(1024):
+                tmp[k] = T.float32(2)
             for i in range(part[t + 1] - part[t]):
-                tmp[i % 1024] = a[part[t] + i]
-                a[part[t] + i] = tmp[i % 1024] * T.float32(2)
+                a[part[t] + i] = a[part[t] + i] * tmp[(i * 7) % 1024]
 
 
 def _calls(func):
@@ -122,3 +123,19 @@ def test_outlined_kernels_compute_the_reference():
     build_stage3(with_workspace.with_attr("global_symbol", "with_workspace"), [])(
         a, np.array([0, 2500, 5000], np.int32), 5000, 2)
     np.testing.assert_allclose(a, expected)
+
+
+def test_a_lookup_result_per_entry_is_compacted_and_the_loop_outlined():
+    """csr_to_bsr's default build looks each entry's block up in a sorted row: the lowering
+    declares the result for every entry of the row (``(n,)``, a size known at run time), which
+    TVM compacts to one element per entry; ``cpu_module`` compacts first, so the body outlines."""
+    from pathlib import Path
+
+    import sparsetir
+    from sparsetir.default_build import schedule_of
+    from sparsetir.transforms import pipeline
+
+    f = sparsetir.parse_file(Path(__file__).resolve().parents[2] / "examples" / "csr_to_bsr.py")
+    f3 = pipeline.lower(schedule_of(f).schedule.func).with_attr("global_symbol", "f")
+    assert outline_parallel_loops(f3, "f")[1] == {}  # as lowered: a scratch of n entries
+    assert len(cpu_module(f3, "f").functions) == 2
