@@ -62,14 +62,6 @@ def build(
     call returns the new arrays (``runtime/assembling.py``).
     """
     func = _unwrap(func)
-    if _assembles(func):
-        if constraints is not None or is_gpu(as_target(target)):
-            raise ValueError(f"{func.name} assembles a sparse output; it is built for the CPU with the checks its "
-                             "axes give (no target other than a CPU, no constraints=)")
-        if schedule not in ("default", "none"):
-            raise ValueError(f"schedule must be 'default' or 'none', got {schedule!r}")
-        make = lambda: _assembling(func, target, name, cache, schedule)  # noqa: E731
-        return make() if cache is not None else _built.get(func, target, (name, schedule, "assembling"), make)
     if not isinstance(func, (SparseFunction, Stage2Function, tirx.PrimFunc)):
         raise TypeError(
             "sparsetir.build expects a SparseFunction, a Stage2Function, a Schedule or a "
@@ -77,6 +69,19 @@ def build(
         )
     if schedule not in ("default", "none"):
         raise ValueError(f"schedule must be 'default' or 'none', got {schedule!r}")
+    if _assembles(func):
+        if constraints is not None or is_gpu(as_target(target)):
+            raise ValueError(f"{func.name} assembles a sparse output; it is built for the CPU with the checks its "
+                             "axes give (no target other than a CPU, no constraints=)")
+        make = lambda: _assembling(func, target, name, cache, schedule)  # noqa: E731
+        return make() if cache is not None else _built.get(func, target, (name, schedule, "assembling"), make)
+    return _program(func, target, name, constraints, cache, schedule)
+
+
+def _program(func: Any, target: TargetLike, name: Optional[str], constraints: Optional[Sequence[Constraint]],
+             cache: Optional[KernelCache], schedule: str) -> Union[Kernel, SpecializedKernel]:
+    """``build`` of one program (checked, unwrapped): the default schedule's kernel or the
+    program as written, kept by ``_built`` unless a cache or constraints are given."""
     if schedule == "default" and constraints is None and _takes_default(func, target):
         make = lambda: build_default(func, target, name, cache)  # noqa: E731
         if cache is not None:
@@ -104,11 +109,8 @@ def _assembling(func: SparseFunction, target: TargetLike, name: Optional[str], c
     from .ir.assembly import assemblies
     from .transforms.assemble import counts_name, symbolic_function
 
-    symbolic = build(symbolic_function(func), target, cache=cache, schedule=schedule)
-    if schedule == "default" and _takes_default(func, target):
-        numeric = build_default(func, target, name, cache)
-    else:
-        numeric = _build(func, target, name, None, cache)
+    symbolic = _program(symbolic_function(func), target, None, None, cache, schedule)
+    numeric = _program(func, target, name, None, cache, schedule)
     outputs = [AssembledOutput(a.axis.name, a.axis.parent.length, a.axis.idtype, counts_name(func, a), a.axis.indptr.name,
                                a.axis.indices.name, a.axis.nnz.name, tuple(b.handle.name for b in a.buffers))
                for a in assemblies(func)]

@@ -143,15 +143,14 @@ def _store_merge(stmt: Any, it: SparseIteration, axis: Axis, layout: list[Axis])
     """The merge entry of ``it`` whose iterator indexes ``stmt`` (into a buffer laid out by
     ``layout``) at ``axis``, or why there is none."""
     target = stmt.buffer.name
+    iterated = [e for entry in it.axes for e in ([entry] if isinstance(entry, MergedAxis) else iter_axes(entry))]
+
+    def entry_of(index: Any) -> Any:
+        """The axis (or merge) ``index`` is the iterator of in ``it``, or None."""
+        return next((e for v, e in zip(it.iter_vars, iterated) if isinstance(index, Var) and v.same_as(index)), None)
+
     index = stmt.indices[1]
-    iterators: dict[Any, Any] = {}
-    position = 0
-    for entry in it.axes:
-        group = [entry] if isinstance(entry, MergedAxis) else iter_axes(entry)
-        for item in group:
-            iterators[it.iter_vars[position]] = item
-            position += 1
-    entry = next((e for v, e in iterators.items() if isinstance(index, Var) and v.same_as(index)), None)
+    entry = entry_of(index)
     if not isinstance(entry, MergedAxis):
         return (f"the store into '{target}' is at '{index}' of assembled axis '{axis.name}', which must be the iterator "
                 f"of a T.union or T.intersect in '{it.name}' (the coordinates it visits are the axis's pattern)")
@@ -160,13 +159,12 @@ def _store_merge(stmt: Any, it: SparseIteration, axis: Axis, layout: list[Axis])
             or first.idtype != axis.idtype:
         return (f"T.{entry.op}({', '.join(a.name for a in entry.axes)}) cannot assemble '{axis.name}': the merged axes "
                 f"and '{axis.name}' must have one parent, one length and one index type")
-    row = stmt.indices[0]
-    row_entry = next((e for v, e in iterators.items() if isinstance(row, Var) and v.same_as(row)), None)
+    row_entry = entry_of(stmt.indices[0])
     if not (isinstance(row_entry, Axis) and row_entry.same_as(axis.parent)):
         return (f"the store into '{target}' must be at the iterator of '{axis.parent.name}' in its first index, "
                 f"the row the merge walks")
     for k, index in enumerate(stmt.indices[2:], 2):
-        dense = next((e for v, e in iterators.items() if isinstance(index, Var) and v.same_as(index)), None)
+        dense = entry_of(index)
         if not (isinstance(dense, Axis) and dense.same_as(layout[k])):
             return (f"the store into '{target}' must index its dense axes by their own iterators in '{it.name}', "
                     "so that every element of the assembled row is written")

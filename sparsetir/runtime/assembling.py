@@ -66,9 +66,9 @@ class AssemblingKernel(KernelBase):
         self.numeric = numeric
         self.assembled = list(outputs)
         self._rows = [compile_size(o.rows) for o in outputs]
-        self._shapes = {p.name: [compile_size(d) for d in p.shape] for p in numeric.signature.params
-                        if isinstance(p, BufferParam) and p.name in made}
-        self._dtypes = {p.name: p.dtype for p in numeric.signature.params if isinstance(p, BufferParam)}
+        # each array made here: its shape (over the scalars and the nnz) and dtype
+        self._made = {p.name: ([compile_size(d) for d in p.shape], p.dtype) for p in numeric.signature.params
+                      if isinstance(p, BufferParam) and p.name in made}
         self._scalars = [p.name for p in params if not isinstance(p, BufferParam)]
 
     def __call__(self, *args: Any, check: bool = True, **kwargs: Any) -> dict[str, Any]:
@@ -97,7 +97,8 @@ class AssemblingKernel(KernelBase):
         sizes = {**env, **{o.nnz: made[o.nnz] for o in self.assembled}}
         for out in self.assembled:
             for name in (out.indices, *out.buffers):
-                made[name] = output_pool.empty(tuple(fn(sizes) for fn in self._shapes[name]), self._dtypes[name])
+                shape, dtype = self._made[name]
+                made[name] = output_pool.empty(tuple(fn(sizes) for fn in shape), dtype)
         self.numeric(*[given[n] if n in given else made[n] for n in self.numeric.params], check=False)
         return made
 

@@ -26,9 +26,8 @@ width 32: 0.33 vs 0.33 ms).
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._tvm import s_tir, structural_walk, tirx, tvm
+from .._tvm import s_tir, tirx, tvm
+from ..ir.analysis import contains
 from ..transforms.hoist_invariant_loads import hoist_invariant_loads
 from ..transforms.loops_from_zero import loops_from_zero
 from ..transforms.outline_parallel import outline_parallel_loops, stack_only
@@ -56,20 +55,15 @@ def _compacted(func: "tirx.PrimFunc") -> "tirx.PrimFunc":
     first), when a parallel loop's body allocates a buffer of a size known only at run time:
     a lookup's result per entry of a row (``csr_to_bsr1_JO_pos0``, ``(n,)``) is one element per
     iteration, a stack slot, and the body can then be outlined (``outline_parallel_loops``).
-    Measured on the 2-core VM, email_enron: see ``docs/runtime.md``."""
-    if all(stack_only(loop.body) for loop in _parallel_loops(func.body)):
+    Measured on the 2-core VM, email_enron: ``docs/lowering.md`` (CPU code generation, step 4)."""
+    if not contains(func.body, lambda n: isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL
+                    and not stack_only(n.body)):
         return func
     passes = tvm.transform.Sequential([
         s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
         s_tir.transform.ConvertBlocksToOpaque(), s_tir.transform.CompactBufferAllocation()])
     return passes(tvm.IRModule({"main": func}))["main"]
 
-
-def _parallel_loops(stmt: Any) -> list:
-    found: list = []
-    structural_walk(stmt, lambda n: found.append(n) if isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL
-                    else None)
-    return found
 
 
 def module_for(func: "tirx.PrimFunc", symbol: str, target: "tvm.target.Target") -> "tvm.IRModule":

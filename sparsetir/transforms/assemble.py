@@ -49,20 +49,20 @@ def symbolic_function(func: SparseFunction) -> SparseFunction:
     axes = [a for a in func.axes if not a.assembled]
     needed = {v.name for a in axes for v in (a.indptr, a.indices) if v is not None} | _scalars_used(axes)
     params = [p for p in func.params if p.name in needed]
-    buffers, body = [], []
-    by_iteration: dict[int, list] = {}  # axes one merge assembles share its count iteration
+    buffers = []
+    groups: list[list] = []  # axes one merge assembles share its count iteration
     for assembly in found:
         handle = tirx.Var(counts_name(func, assembly), "handle")
         rows = assembly.axis.parent
         counts = tirx.decl_buffer([rows.length], assembly.axis.idtype, name=f"{assembly.axis.name}{COUNT}")
         buffers.append(SparseBuffer(counts, [rows], handle, "global", None, assembly.axis.span))
         params.append(handle)
-        group = next((g for g in by_iteration.values() if g[0][0].iteration.same_as(assembly.iteration)), None)
+        group = next((g for g in groups if g[0][0].iteration.same_as(assembly.iteration)), None)
         if group is None:
-            by_iteration[len(by_iteration)] = [(assembly, counts)]
+            groups.append([(assembly, counts)])
         else:
             group.append((assembly, counts))
-    body = [_count_iteration(group) for group in by_iteration.values()]
+    body = [_count_iteration(group) for group in groups]
     attrs = dict(func.attrs)
     if "global_symbol" in attrs:
         attrs["global_symbol"] = f"{attrs['global_symbol']}_symbolic"

@@ -142,8 +142,9 @@ def merge_block(ctx: Context, merge: Merge, name: str, body: Any, searches: list
                for k, p in enumerate(merge.pointers)]
     walk = tirx.While(running, seq([tirx.BufferStore(state, smallest, [i32(count)], span=at), step, *advance], at),
                       span=at)
-    start = [tirx.BufferStore(state, tirx.const(0, dtype), [i32(k)], span=at)
-             for k in range(count + (2 if merge.outputs else 0)) if k != count]
+    # every pointer, and the outputs' position (the slot after the coordinate), start at 0
+    zeroed = list(range(count)) + ([count + 1] if merge.outputs else [])
+    start = [tirx.BufferStore(state, tirx.const(0, dtype), [i32(k)], span=at) for k in zeroed]
     annotations = {**dict(attrs or {}), "sparse": True}
     allocs = [state] + list(own_allocs)
     ctx.spans[state.name] = span_texts(at)
