@@ -36,11 +36,18 @@ def test_spgemm_add_multiply_on_cora_match_scipy_with_full_and_cached_calls(tmp_
         impls = set(row["impls"])
         assert {"sparsetir", "sparsetir:cached", "scipy"} <= impls
         assert ("mkl" in impls) == (has_mkl and row["kernel"].startswith("spgemm"))
+        # spgemm also runs with sorted=False (rows as MKL leaves them), checked like the others.
+        assert ("sparsetir:unsorted" in impls) == row["kernel"].startswith("spgemm")
         assert all(impl["results_checked"] > 0 for impl in row["impls"].values())
         assert row["cached_gain"] > 0 and row["bytes_moved"] > 0
     assert "cached ms" in captured.out and "full/cached" in captured.out
     assert "spgemm A@A: a call on structures seen before (cached symbolic phase) is" in captured.out
     assert document["summary"]["spgemm A@A"]["cached_gain"]["rows"] == 1
+    assert "unsorted ms" in captured.out
+    if has_mkl:
+        assert document["summary"]["spgemm A@A"]["unsorted_vs_mkl"]["rows"] == 1
+        assert "spgemm A@A, rows left unsorted (sorted=False, as MKL leaves them): geomean speedup over mkl" \
+            in captured.out
 
 
 

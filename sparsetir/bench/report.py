@@ -22,6 +22,9 @@ OURS = "sparsetir"
 # sparsetir's second call on structures it has seen (spgemm, add, multiply: the numeric phase
 # alone), beside its full first call (``OURS``) on the same row.
 CACHED = f"{OURS}:cached"
+# spgemm's full call with ``sorted=False`` (rows in the order products reach them, as MKL's
+# result), beside the full call that sorts them (``OURS``) on the same row.
+UNSORTED = f"{OURS}:unsorted"
 PEERS = ("scipy", "torch", "mkl")
 # The peers whose faster one the "vs faster" column and the summary compare with.
 FASTER_OF = ("scipy", "torch")
@@ -93,14 +96,15 @@ class Row(Measured):
         ms = self.ms(name)
         return self.bytes_moved / (ms * 1e6) if ms else None
 
-    def speedup(self, peer: Optional[str], best: bool = False) -> Optional[float]:
-        """sparsetir's speedup over ``peer`` (above 1: sparsetir is faster).
+    def speedup(self, peer: Optional[str], best: bool = False, ours: str = OURS) -> Optional[float]:
+        """sparsetir's (``ours``: that implementation's) speedup over ``peer`` (above 1:
+        sparsetir is faster).
 
         From median times, or with ``best`` from each one's fastest round: the conservative
         figure when a peer's thread pool collapses under contention in some rounds.
         """
-        ours, theirs = self.ms(OURS, best), self.ms(peer, best) if peer else None
-        return theirs / ours if ours and theirs else None
+        mine, theirs = self.ms(ours, best), self.ms(peer, best) if peer else None
+        return theirs / mine if mine and theirs else None
 
     def to_json(self) -> dict[str, Any]:
         """This row as plain JSON data."""
@@ -136,6 +140,8 @@ class Row(Measured):
             "cached_gain": self.cached_gain,
             "cached_speedup": {peer: _ratio(self.ms(peer), self.ms(CACHED)) for peer in self.peers}
             if CACHED in self.timings else None,
+            "unsorted_speedup": {peer: self.speedup(peer, ours=UNSORTED) for peer in self.peers}
+            if UNSORTED in self.timings else None,
             "formats": {name: {**facts, "speedup_over_csr": self.format_speedup(name)}
                         for name, facts in self.formats.items()},
         }
@@ -163,6 +169,8 @@ def summary(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
             result[kernel]["vs_mkl"] = _ratios(kernel_rows, lambda row: MKL)
         else:
             result[kernel]["vs_mkl"] = None
+        unsorted = [row for row in kernel_rows if UNSORTED in row.timings and MKL in row.timings]
+        result[kernel]["unsorted_vs_mkl"] = _ratios(unsorted, lambda row: MKL, UNSORTED) if unsorted else None
         gains = [row.cached_gain for row in kernel_rows if row.cached_gain]
         if gains:
             result[kernel]["cached_gain"] = {"rows": len(gains), "geomean": geomean(gains), "min": min(gains)}
@@ -173,9 +181,9 @@ def _ratio(top: Optional[float], bottom: Optional[float]) -> Optional[float]:
     return top / bottom if top and bottom else None
 
 
-def _ratios(rows: Sequence[Row], peer_of) -> dict[str, Any]:
-    """The geometric mean and the minimum of sparsetir's speedup over ``peer_of(row)``."""
-    speedups = [(row.speedup(peer_of(row)), row) for row in rows]
+def _ratios(rows: Sequence[Row], peer_of, ours: str = OURS) -> dict[str, Any]:
+    """The geometric mean and the minimum of sparsetir's (``ours``') speedup over ``peer_of(row)``."""
+    speedups = [(row.speedup(peer_of(row), ours=ours), row) for row in rows]
     speedups = [(s, row) for s, row in speedups if s]
     if not speedups:
         return {"rows": 0, "geomean_speedup": None, "min_speedup": None}
@@ -202,14 +210,17 @@ def table(rows: Sequence[Row]) -> str:
     """The results as an aligned text table, one line per row."""
     peers = [name for name in PEERS if any(name in row.timings for row in rows)]
     cached = any(CACHED in row.timings for row in rows)
+    unsorted = any(UNSORTED in row.timings for row in rows)
     header = ["matrix", "shape", "nnz", "kernel", "width", f"{OURS} ms"] + (["cached ms"] if cached else [])
+    header += ["unsorted ms"] if unsorted else []
     header += [f"{peer} ms" for peer in peers] + ["GB/s"]
     header += [f"vs {peer}" for peer in peers] + ["vs faster"] + (["full/cached"] if cached else [])
     lines = [header]
     for row in rows:
         line = [row.matrix, f"{row.shape[0]}x{row.shape[1]}", str(row.nnz), row.kernel,
                 "-" if row.width is None else str(row.width)]
-        line += [ms_cell(row.timings.get(name)) for name in [OURS, *([CACHED] if cached else []), *peers]]
+        line += [ms_cell(row.timings.get(name))
+                 for name in [OURS, *([CACHED] if cached else []), *([UNSORTED] if unsorted else []), *peers]]
         line.append(_number(row.gbps(OURS), "{:.1f}"))
         line += [_number(row.speedup(peer), "{:.2f}x") for peer in peers]
         line.append(_number(row.speedup(row.faster_peer), "{:.2f}x"))
@@ -226,6 +237,9 @@ def summary_lines(rows: Sequence[Row]) -> list[str]:
         lines.append(_summary_line(kernel, "the faster peer", stats))
         if stats["vs_mkl"] is not None:
             lines.append(_summary_line(kernel, MKL, stats["vs_mkl"]))
+        if stats.get("unsorted_vs_mkl"):
+            lines.append(_summary_line(f"{kernel}, rows left unsorted (sorted=False, as MKL leaves them)", MKL,
+                                       stats["unsorted_vs_mkl"]))
         gain = stats.get("cached_gain")
         if gain:
             lines.append(f"{kernel}: a call on structures seen before (cached symbolic phase) is "

@@ -11,7 +11,9 @@ sparsetir runs twice: ``sparsetir`` is the full operation as a first call makes 
 structures and symbolic phase of its operands are dropped before every call: the operands'
 checks, the symbolic phase and the numeric one), ``sparsetir:cached`` the same call again on
 structures already seen (the numeric phase alone: new values on known structures, as in a
-training loop). The peers: SciPy (``A @ B``, ``A + B``, ``A.multiply(B)``), torch
+training loop). ``spgemm`` runs a third time, ``sparsetir:unsorted``: the full call with
+``sorted=False``, whose rows are left in the order the products reach them, as MKL leaves its
+result's (SciPy's are sorted). The peers: SciPy (``A @ B``, ``A + B``, ``A.multiply(B)``), torch
 (``torch.sparse.mm``, ``torch.add``, ``torch.mul`` on CSR tensors; an op the installed torch
 lacks on CSR is left out, with a note) and MKL (``sparse_dot_mkl.dot_product_mkl``, SpGEMM only).
 
@@ -24,6 +26,7 @@ outside the pattern is a wrong structure.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -178,7 +181,15 @@ def _ours(kernel: str) -> Callable:
                 forget(a_full, b_full)
             return op(a_full, b_full)
 
-        return [Impl("sparsetir", full, values), Impl("sparsetir:cached", lambda: op(a, b), values)]
+        impls = [Impl("sparsetir", full, values), Impl("sparsetir:cached", lambda: op(a, b), values)]
+        if kernel == "spgemm" and "sorted" in inspect.signature(op).parameters:
+            def unsorted() -> Any:
+                if forget is not None:
+                    forget(a_full, b_full)
+                return op(a_full, b_full, sorted=False)
+
+            impls.append(Impl("sparsetir:unsorted", unsorted, values))
+        return impls
     return ours
 
 

@@ -235,7 +235,9 @@ class PreparedCache:
     def __init__(self) -> None:
         # (kind, id(A)) -> (weak reference to A, fingerprint, objects it relies on, preparation)
         self._entries: dict[tuple[str, int], tuple[Any, tuple, tuple, Any]] = {}
-        self._lock = threading.Lock()
+        # Re-entrant, and entries are released after it: freeing one may run weak-reference
+        # callbacks that drop others, on this thread (``sparse_sparse.IdentityCache``).
+        self._lock = threading.RLock()
         self.preparations = 0
 
     def get(self, kind: str, A: Any, make: Callable[[], Any]) -> Any:
@@ -259,6 +261,7 @@ class PreparedCache:
         except TypeError:  # not weak-referenceable: do not cache
             return prepared
         with self._lock:
+            replaced = self._entries.get(key)  # noqa: F841 (released after the lock)
             self._entries[key] = (ref, fingerprint, held, prepared)
             self.preparations += count
         return prepared
@@ -266,22 +269,22 @@ class PreparedCache:
     def forget(self, A: Any) -> None:
         """Drop every cached preparation of ``A``."""
         with self._lock:
-            for key in [k for k in self._entries if k[1] == id(A)]:
-                del self._entries[key]
+            gone = [self._entries.pop(k, None) for k in [k for k in self._entries if k[1] == id(A)]]  # noqa: F841
 
     def clear(self) -> None:
         """Drop everything."""
         with self._lock:
-            self._entries.clear()
+            gone, self._entries = self._entries, {}  # noqa: F841 (released after the lock)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def _drop(self, key: tuple[str, int], ref: Any) -> None:
+        gone = None
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry[0] is ref:
-                del self._entries[key]
+                gone = self._entries.pop(key)  # noqa: F841 (released after the lock)
 
 
 def dense_operand(what: str, X: Any, dtype: str, rows: Optional[int], ndim: int = 2) -> Any:

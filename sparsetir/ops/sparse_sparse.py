@@ -58,11 +58,17 @@ MARK_COST = 4
 
 class IdentityCache:
     """Values keyed by the identity of some objects, each held by a weak reference (an entry goes
-    with the first of them), plus a cheap ``check`` that must still hold."""
+    with the first of them), plus a cheap ``check`` that must still hold.
+
+    Dropping an entry can free the last reference to another cache's (or this cache's) key
+    objects, whose weak-reference callbacks then drop entries in turn, on the same thread and
+    while the first drop runs. So entries leave under a re-entrant lock, and their values are
+    released only after it (dropping a structure used to deadlock on its own lock when a value
+    freed inside it held the key of another entry)."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple, tuple[tuple, Any, Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         #: How many values were made (a miss): the symbolic phases run, for tests.
         self.made = 0
 
@@ -76,6 +82,7 @@ class IdentityCache:
         drop = lambda ref, key=key: self._drop(key, ref)  # noqa: E731
         refs = tuple(weakref.ref(o, drop) for o in objects)
         with self._lock:
+            replaced = self._entries.get(key)  # noqa: F841 (released after the lock)
             self._entries[key] = (refs, check, value)
             self.made += 1
         return value
@@ -83,22 +90,23 @@ class IdentityCache:
     def clear(self) -> None:
         """Drop everything."""
         with self._lock:
-            self._entries.clear()
+            gone, self._entries = self._entries, {}  # noqa: F841 (released after the lock)
 
     def drop(self, obj: Any) -> None:
         """Drop the values made for ``obj`` (one of their objects)."""
         with self._lock:
-            for key in [key for key, entry in self._entries.items() if any(r() is obj for r in entry[0])]:
-                del self._entries[key]
+            keys = [key for key, entry in self._entries.items() if any(r() is obj for r in entry[0])]
+            gone = [self._entries.pop(key, None) for key in keys]  # noqa: F841 (released after the lock)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def _drop(self, key: tuple, ref: Any) -> None:
+        gone = None
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and any(r is ref for r in entry[0]):
-                del self._entries[key]
+                gone = self._entries.pop(key)  # noqa: F841 (released after the lock)
 
 
 #: Prepared SciPy structures, by their index arrays.
@@ -164,6 +172,9 @@ class Pattern:
     #: ``add``/``multiply``: every output entry comes from the entry at its own position in both
     #: operands (they have this pattern): no ``src_a``/``src_b``.
     aligned: bool = False
+    #: Whether each row's columns are in ascending order (``spgemm(..., sorted=False)`` leaves
+    #: them in the order the products reach them).
+    ordered: bool = True
     #: torch index tensors handed out with results: (crow, col, their versions), per index dtype.
     tensors: dict = field(default_factory=dict, repr=False)
 
@@ -310,6 +321,9 @@ class Product:
     highs: Optional[np.ndarray]
     fill_part: Optional[np.ndarray]
     pattern: Optional[Pattern] = None
+    #: The pattern an unsorted fill made (``sorted=False``), kept as ``pattern`` is; a sorted
+    #: ``pattern`` serves unsorted calls too.
+    unordered: Optional[Pattern] = None
 
 
 def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -> tuple[Pattern, np.ndarray]:
@@ -321,11 +335,13 @@ def spgemm_product(a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray) -
     return Pattern(entry.indptr, indices, (a.shape[0], b.shape[1]), row_partition(entry.indptr, a.part.shape[0] - 1)), values
 
 
-def product_pattern(a: Operand, b: Operand, keep: bool) -> tuple[Pattern, np.ndarray]:
+def product_pattern(a: Operand, b: Operand, keep: bool, ordered: bool = True) -> tuple[Pattern, np.ndarray]:
     """``A @ B``'s pattern and values: from the cached pattern when the pair has one
-    (``spgemm_values``), else by a fill (``spgemm_fill``) after the count, which runs once per
-    pair. The pattern is kept from the second meeting of a pair on, or the first when ``keep``
-    (torch results share their index tensors; gradients read the pattern)."""
+    (``spgemm_values``), else by a fill (``spgemm_fill``, or ``spgemm_fill_unsorted`` when not
+    ``ordered``) after the count, which runs once per pair. The pattern is kept from the second
+    meeting of a pair on, or the first when ``keep`` (torch results share their index tensors;
+    gradients read the pattern). A sorted pattern serves an unsorted call; an unsorted one is
+    kept apart, and the count's row bounds with it, for a later sorted fill."""
     made: list[bool] = []
 
     def count() -> Product:
@@ -333,15 +349,20 @@ def product_pattern(a: Operand, b: Operand, keep: bool) -> tuple[Pattern, np.nda
         return _spgemm_count(a.csr, b.csr)
 
     entry = symbolic.get("spgemm", (a.csr, b.csr), count)
-    if entry.pattern is not None:
-        return entry.pattern, spgemm_values(a.csr, a.values, b.csr, b.values, entry.pattern)
-    indices, values = _spgemm_fill(entry, a.csr, a.values, b.csr, b.values)
+    known = entry.pattern if ordered or entry.pattern is not None else entry.unordered
+    if known is not None:
+        return known, spgemm_values(a.csr, a.values, b.csr, b.values, known)
+    indices, values = _spgemm_fill(entry, a.csr, a.values, b.csr, b.values, ordered)
     shape = (a.shape[0], b.shape[1])
     if made and not keep:
-        return Pattern(entry.indptr, indices, shape, None, own_indices=True), values
-    entry.pattern = Pattern(entry.indptr, indices, shape, row_partition(entry.indptr, a.csr.part.shape[0] - 1))
-    entry.lows = entry.highs = entry.fill_part = None
-    return entry.pattern, values
+        return Pattern(entry.indptr, indices, shape, None, own_indices=True, ordered=ordered), values
+    kept = Pattern(entry.indptr, indices, shape, row_partition(entry.indptr, a.csr.part.shape[0] - 1), ordered=ordered)
+    if ordered:
+        entry.pattern, entry.unordered = kept, None
+        entry.lows = entry.highs = entry.fill_part = None
+    else:
+        entry.unordered = kept
+    return kept, values
 
 
 def _spgemm_count(a: Any, b: Any) -> Product:
@@ -369,15 +390,23 @@ def _spgemm_count(a: Any, b: Any) -> Product:
     return Product(indptr, longest, lows, highs, row_partition(work, parts))
 
 
-def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray
+def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values: np.ndarray, ordered: bool = True
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``spgemm_fill``: the sorted columns and the values of the counted product ``entry``."""
+    """``spgemm_fill``: the sorted columns and the values of the counted product ``entry``
+    (``spgemm_fill_unsorted`` when not ``ordered``: the columns in the order they are reached)."""
     m, n, k = a.shape[0], b.shape[1], a.shape[1]
     parts = entry.fill_part.shape[0] - 1
     nnz = int(entry.indptr[-1])
     indices = output_pool.empty((nnz,), np.int32)
     values = output_pool.empty((nnz,), a_values.dtype)
-    if nnz:
+    if nnz and not ordered:
+        marker = np.empty((parts, n), np.int32)
+        acc = np.empty((parts, n), a_values.dtype)
+        launch(kernel("spgemm_fill_unsorted", value_dtype_name(a_values)),
+               (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, entry.indptr, indices,
+                marker, acc, entry.fill_part, m, n, k, a.nnz, b.nnz, nnz, parts),
+               a.nnz + b.nnz + m + nnz)
+    elif nnz:
         width = entry.longest + 1  # a chunk's row of ``tmp``: the longest row and a spare place
         marker = np.empty((parts, n), np.int32)
         acc = np.empty((parts, n), a_values.dtype)
@@ -538,7 +567,7 @@ def result(like: Operand, pattern: Pattern, values: np.ndarray, index_dtype: np.
     if not (pattern.own_indices and indices.dtype == index_dtype):
         indices = _copy(indices, index_dtype)
     out = cls((values, indices, pattern.indptr.astype(index_dtype)), shape=(m, n))
-    out.has_sorted_indices = True
+    out.has_sorted_indices = pattern.ordered
     return out
 
 
@@ -568,7 +597,7 @@ def _torch_indices(pattern: Pattern, index_dtype: np.dtype) -> tuple[Any, Any]:
 # --- the operations -----------------------------------------------------------------------------
 
 
-def _call(op: str, A: Any, B: Any, mask: Any) -> Any:
+def _call(op: str, A: Any, B: Any, mask: Any, ordered: bool = True) -> Any:
     """``op``'s result: through ``torch_library``'s custom ops when the call belongs to them (a
     ``CsrTensors`` operand, or a tensor under ``torch.compile``), through autograd when a
     tensor operand needs a gradient, else computed here (SciPy operands go straight there)."""
@@ -581,7 +610,7 @@ def _call(op: str, A: Any, B: Any, mask: Any) -> Any:
             return getattr(lib, op)(A, B, mask) if op == "spgemm" else getattr(lib, op)(A, B)
         if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in (A, B)):
             return _autograd(op, A, B, mask)
-    return compute(op, A, B, mask)[0]
+    return compute(op, A, B, mask, ordered=ordered)[0]
 
 
 def add(A: Any, B: Any) -> Any:
@@ -598,16 +627,25 @@ def multiply(A: Any, B: Any) -> Any:
     return _call("multiply", A, B, None)
 
 
-def spgemm(A: Any, B: Any, mask: Any = None) -> Any:
+def spgemm(A: Any, B: Any, mask: Any = None, *, sorted: bool = True) -> Any:
     """``A @ B`` for CSR ``A`` (m x k) and ``B`` (k x n), as a CSR matrix of their kind with
     sorted rows. With ``mask`` (a CSR matrix of shape (m, n), SciPy or torch, sorted rows
     without repeated columns; its values are not read), the result has exactly ``mask``'s
     pattern and holds ``A @ B`` there (0 where no product lands): the product is never formed
-    elsewhere."""
-    return _call("spgemm", A, B, mask)
+    elsewhere.
+
+    ``sorted=False`` lets a SciPy result leave each row's columns in the order its products
+    reach them, as MKL's ``sp2m`` does, which saves putting them in order (the result's
+    ``has_sorted_indices`` is then False; SciPy sorts where it needs to). Results that are
+    sorted anyway stay so: torch's (its CSR tensors keep sorted rows), a mask's pattern, and a
+    product whose sorted pattern is cached."""
+    if not isinstance(sorted, bool):
+        raise TypeError(f"spgemm: sorted must be True or False, got {sorted!r}")
+    return _call("spgemm", A, B, mask, sorted)
 
 
-def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[Any, Operand, Operand, Pattern]:
+def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False, ordered: bool = True
+            ) -> tuple[Any, Operand, Operand, Pattern]:
     """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's
     pattern (``sources``: one ``gradients`` can read after the call: for ``add``/``multiply``,
     one that says where each entry comes from; for ``spgemm``, one kept in the cache, whose
@@ -620,7 +658,7 @@ def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False) -> tuple[
             fail("spgemm: B", f"has {b.shape[0]} rows, but A has {a.shape[1]} columns (A @ B needs "
                               f"A.shape[1] == B.shape[0]; shapes {a.shape} and {b.shape})")
         if mask is None:
-            pattern, values = product_pattern(a, b, sources or a.is_torch)
+            pattern, values = product_pattern(a, b, sources or a.is_torch, ordered or a.is_torch)
         else:
             pattern = _mask_pattern(operand("spgemm: mask", mask, values=False), (a.shape[0], b.shape[1]))
             values = spgemm_values(a.csr, a.values, b.csr, b.values, pattern)

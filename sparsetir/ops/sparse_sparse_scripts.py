@@ -11,7 +11,8 @@ row of ``n`` per chunk, passed in by the caller):
 - ``spgemm_count`` / ``spgemm_fill``: ``A @ B``'s pattern and values; each chunk marks the
   columns a row reaches with the row's number (Gustavson's algorithm); the fill sums the row in a
   dense accumulator row and puts its columns in order (insertion, a scan of the marker over the
-  row's span, or a radix sort: ``spgemm_fill``).
+  row's span, or a radix sort: ``spgemm_fill``), or leaves them in the order the products reach
+  them (``spgemm_fill_unsorted``, for ``sorted=False``).
 - ``merge_count`` / ``merge_fill``: the union (``add``) or intersection (``multiply``) of two
   patterns with sorted rows, a two-pointer merge per row; the count checks the rows as it reads
   them, the fill writes columns and values and, once a pair's pattern is met again, for every
@@ -373,6 +374,64 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                         c_values[lo + pp] = acc[t, c_indices[lo + pp]]
 
     return spgemm_fill
+
+
+def spgemm_fill_unsorted(dtype: str) -> "tirx.PrimFunc":
+    """``A @ B`` at the row pointer ``c_indptr`` (from ``spgemm_count``), each row's columns in
+    the order its products first reach them (``ops.spgemm(..., sorted=False)``, as MKL leaves
+    them): the columns ``c_indices`` and the values ``c_values``, the first time a pair of
+    structures meets. A chunk sums each row in its dense accumulator row (``acc``) and marks the
+    columns it reached in its marker row, as ``spgemm_fill``, but puts nothing in order: one
+    pass over the row's products appends each new column and starts its sum, or adds to it, and
+    the values are then read from the accumulator in the columns' order.
+
+    The pass branches on whether a column is new. Measured against two branch-free passes (list
+    the columns, then sum) on cora, pubmed, bcsstk16 and rgg_n_2_15_s0, and against choosing
+    per row by the share of new columns, the one pass was as fast or faster on all but pubmed
+    (0.85x there): the branch mostly goes one way (a graph's products mostly reach new columns,
+    a mesh's mostly old ones).
+    """
+
+    @T.prim_func
+    def spgemm_fill_unsorted(a_values: T.Buffer(("nnz_a",), dtype), b_values: T.Buffer(("nnz_b",), dtype),
+                             c_values: T.Buffer(("nnz_c",), dtype),
+                             a_indptr: T.Buffer(("m + 1",), "int32"), a_indices: T.Buffer(("nnz_a",), "int32"),
+                             b_indptr: T.Buffer(("k + 1",), "int32"), b_indices: T.Buffer(("nnz_b",), "int32"),
+                             c_indptr: T.Buffer(("m + 1",), "int32"), c_indices: T.Buffer(("nnz_c",), "int32"),
+                             marker: T.Buffer(("parts", "n"), "int32"), acc: T.Buffer(("parts", "n"), dtype),
+                             part: T.Buffer(("parts + 1",), "int32"),
+                             m: T.int32, n: T.int32, k: T.int32, nnz_a: T.int32, nnz_b: T.int32, nnz_c: T.int32,
+                             parts: T.int32):
+        T.func_attr({"global_symbol": "ops_spgemm_fill_unsorted", "tir.noalias": True})
+        for t in T.parallel(parts):
+            for j in range(n):
+                marker[t, j] = -1
+            for ii in range(part[t + 1] - part[t]):
+                i: T.let = part[t] + ii
+                lo: T.let = c_indptr[i]
+                length: T.let = c_indptr[i + 1] - lo
+                count = T.alloc_buffer((1,), "int32", scope="global")
+                count[0] = 0
+                for pp in range(a_indptr[i + 1] - a_indptr[i]):
+                    p: T.let = a_indptr[i] + pp
+                    r: T.let = a_indices[p]
+                    av: T.let = a_values[p]
+                    for qq in range(b_indptr[r + 1] - b_indptr[r]):
+                        q: T.let = b_indptr[r] + qq
+                        c: T.let = b_indices[q]
+                        if marker[t, c] != i:
+                            marker[t, c] = i
+                            # At most ``length`` columns are new (the count found them); the
+                            # clamp keeps a wrong row pointer's writes inside the row.
+                            c_indices[lo + T.min(count[0], length - 1)] = c
+                            count[0] = count[0] + 1
+                            acc[t, c] = av * b_values[q]
+                        else:
+                            acc[t, c] = acc[t, c] + av * b_values[q]
+                for pp in range(length):
+                    c_values[lo + pp] = acc[t, c_indices[lo + pp]]
+
+    return spgemm_fill_unsorted
 
 
 @T.macro

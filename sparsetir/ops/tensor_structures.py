@@ -110,7 +110,9 @@ class TensorStructures:
     def __init__(self) -> None:
         # key -> (weak references to the two storages, (crow, col) versions, Structure)
         self._entries: dict[tuple, tuple[tuple[Any, Any], tuple[int, int], Structure]] = {}
-        self._lock = threading.Lock()
+        # Re-entrant, and entries are released after it: freeing one may run weak-reference
+        # callbacks that drop others, on this thread (``sparse_sparse.IdentityCache``).
+        self._lock = threading.RLock()
         self.preparations = 0
 
     def get(self, what: str, crow: Any, col: Any, shape: tuple[int, int], dtype: str, parts: int) -> Structure:
@@ -127,6 +129,7 @@ class TensorStructures:
         drop = lambda _ref, key=key: self._drop(key, _ref)  # noqa: E731
         refs = (weakref.ref(crow.untyped_storage(), drop), weakref.ref(col.untyped_storage(), drop))
         with self._lock:
+            replaced = self._entries.get(key)  # noqa: F841 (released after the lock)
             self._entries[key] = (refs, versions, structure)
             self.preparations += 1
         return structure
@@ -136,19 +139,20 @@ class TensorStructures:
         NumPy view, which their ``_version`` does not see)."""
         storages = {id(crow.untyped_storage()), id(col.untyped_storage())}
         with self._lock:
-            for key in [k for k in self._entries if k[0][0] in storages or k[1][0] in storages]:
-                del self._entries[key]
+            keys = [k for k in self._entries if k[0][0] in storages or k[1][0] in storages]
+            gone = [self._entries.pop(k, None) for k in keys]  # noqa: F841 (released after the lock)
 
     def clear(self) -> None:
         """Drop everything."""
         with self._lock:
-            self._entries.clear()
+            gone, self._entries = self._entries, {}  # noqa: F841 (released after the lock)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def _drop(self, key: tuple, ref: Any) -> None:
+        gone = None
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and any(r is ref for r in entry[0]):
-                del self._entries[key]
+                gone = self._entries.pop(key)  # noqa: F841 (released after the lock)

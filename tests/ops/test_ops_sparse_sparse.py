@@ -251,6 +251,76 @@ def test_any_number_of_row_chunks_gives_the_same_result():
                 _same(sp.csr_matrix((values, merged.indices, merged.indptr), shape=merged.shape), reference)
 
 
+def _same_unordered(C, expected, rtol):
+    """``C`` equals ``expected`` as a set of entries: each row's columns distinct, values equal."""
+    assert C.shape == expected.shape and C.dtype == expected.dtype and not C.has_sorted_indices
+    for i in range(C.shape[0]):
+        row = C.indices[C.indptr[i]:C.indptr[i + 1]]
+        assert len(np.unique(row)) == len(row), f"row {i} repeats a column"
+    ordered = C.copy()
+    ordered.sort_indices()
+    _same(ordered, expected, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, density", [((70, 50, 40), 0.08), ((200, 300, 150), 0.08), ((60, 60, 60), 0.5),
+                                            ((1, 30, 20), 0.08), ((40, 1, 35), 0.08)])
+def test_unsorted_spgemm_has_scipy_entries(shape, density, dtype):
+    m, k, n = shape
+    A = random_csr(m, k, density, 61, dtype)
+    B = random_csr(k, n, density, 62, dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    C = ops.spgemm(A, B, sorted=False)
+    _same_unordered(C, A @ B, rtol)
+    # Once more on the same structures: the unsorted pattern is reused, with new values.
+    A2 = sp.csr_matrix((A.data * 2, A.indices, A.indptr), shape=A.shape)
+    again = ops.spgemm(A2, B, sorted=False)
+    np.testing.assert_array_equal(again.indices, C.indices)
+    _same_unordered(again, A2 @ B, rtol)
+
+
+def test_unsorted_rows_come_in_the_order_products_reach_them():
+    # Row 0 of A reaches B's row 1 (columns 3, 0) before row 0 (columns 2, 0).
+    A = sp.csr_matrix((np.array([1.0, 1.0]), np.array([1, 0]), np.array([0, 2])), shape=(1, 2))
+    B = sp.csr_matrix(np.array([[5.0, 0, 7, 0], [2.0, 0, 0, 3]]))
+    C = ops.spgemm(A, B, sorted=False)
+    assert C.indices.tolist() == [0, 3, 2] and C.data.tolist() == [7.0, 3.0, 7.0]
+    assert not C.has_sorted_indices
+    sorted_C = ops.spgemm(A, B)  # a sorted call on the same pair sorts
+    assert sorted_C.indices.tolist() == [0, 2, 3] and sorted_C.has_sorted_indices
+
+
+@pytest.mark.parametrize("n", [2000, 70_000])
+def test_unsorted_spgemm_on_long_rows_and_dense_rows(n):
+    # Long rows with spread columns (most products reach a new column), dense rows (most reach
+    # one already summed) and rows in between.
+    rng = np.random.default_rng(63)
+    A = _rand(8, 300, 0.3, 67)
+    B = _spread(np.sort(rng.choice(n, 400, replace=False)), rng)
+    dense = random_csr(300, 300, 0.4, 64, np.float64)
+    middle = random_csr(200, 200, 0.1, 68, np.float64)
+    for X, Y in [(A, B), (dense, dense), (middle, middle)]:
+        _same_unordered(ops.spgemm(X, Y, sorted=False), X @ Y, 1e-12)
+
+
+def test_sorted_results_stay_sorted_when_unsorted_is_allowed():
+    A = _rand(30, 30, 0.2, 65)
+    first = ops.spgemm(A, A)  # the pair's sorted pattern, cached from the second meeting on
+    ops.spgemm(A, A)
+    C = ops.spgemm(A, A, sorted=False)
+    assert C.has_sorted_indices
+    _same(C, A @ A)
+    M = _rand(30, 30, 0.3, 66)
+    M.sort_indices()
+    masked = ops.spgemm(A, A, mask=M, sorted=False)
+    np.testing.assert_array_equal(masked.indices, M.indices)
+    T = torch.from_numpy(A.toarray()).to_sparse_csr()
+    _same(ops.spgemm(T, T, sorted=False), A @ A)
+    assert first.has_sorted_indices
+    with pytest.raises(TypeError, match="spgemm: sorted must be True or False, got 'no'"):
+        ops.spgemm(A, A, sorted="no")
+
+
 def _chunked(M, parts):
     from sparsetir.runtime.partition import row_partition
 
@@ -542,7 +612,8 @@ def test_other_arguments_are_refused():
 
 
 def test_kernels_are_compiled_by_tvm():
-    for name, config in [("row_bounds", ()), ("spgemm_count", ()), ("spgemm_fill", ("float32",)), ("spgemm_values", ("float64",)),
+    for name, config in [("row_bounds", ()), ("spgemm_count", ()), ("spgemm_fill", ("float32",)),
+                         ("spgemm_fill_unsorted", ("float64",)), ("spgemm_values", ("float64",)),
                          ("merge_count", (True,)), ("merge_fill", (False, "float64", True)), ("merge_fill", (True, "float32", False)), ("merge_values", (True, "float32"))]:
         kernel = sparse_sparse.kernel(name, *config)
         assert "define" in kernel.source()
@@ -567,3 +638,47 @@ def test_ops_forget_drops_a_torch_structure_edited_in_place():
     sparsetir.ops.forget(t)
     edited = torch.sparse_csr_tensor(t.crow_indices(), t.col_indices(), t.values(), (3, 3)).to_dense()
     np.testing.assert_allclose(ops.spgemm(t, t).to_dense().numpy(), (edited @ edited).numpy(), rtol=1e-12)
+
+
+class _Key:
+    """A weak-referenceable key object that may hold another."""
+
+    def __init__(self, held=None):
+        self.held = held
+
+
+def _finishes(action, seconds=20.0):
+    import threading
+
+    worker = threading.Thread(target=action, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return not worker.is_alive()
+
+
+@pytest.mark.parametrize("how", ["drop", "clear", "replace", "collect"])
+def test_a_cache_entry_whose_value_holds_another_entrys_key_goes_without_deadlock(how):
+    # Dropping an entry frees its value, which held the only reference to the key of another
+    # entry of the same cache: that entry's weak-reference callback runs inside the drop, on the
+    # same thread (it used to wait forever for the lock the drop held).
+    cache = sparse_sparse.IdentityCache()
+    inner, outer = _Key(), _Key()
+    cache.get("inner", (inner,), lambda: "inner value")
+    cache.get("outer", (outer,), lambda: _Key(held=inner))  # the value holds ``inner``
+    del inner
+    assert len(cache) == 2
+
+    keys = [outer]
+    del outer
+
+    def act():
+        if how == "drop":
+            cache.drop(keys[0])
+        elif how == "clear":
+            cache.clear()
+        elif how == "replace":  # a stale check replaces the value, freeing the old one
+            cache.get("outer", (keys[0],), lambda: "new value", check="other")
+        else:
+            keys[0] = None  # the key object itself goes
+    assert _finishes(act), f"{how}: the cache deadlocked"
+    assert len(cache) == (1 if how == "replace" else 0)
