@@ -115,13 +115,14 @@ def test_a_too_long_and_chain_is_refused_at_the_chain():
 
 
 def test_nesting_beyond_pythons_parser_is_located():
-    text = _store(" + ".join(["A[i, j]"] * 100_000))
+    # Lines within MAX_LINE_CHARS (200,000 characters), nested far beyond Python's parser.
+    text = _store("+".join(["a"] * 90_000))
     _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 1, 9)
     text = _store("-" * 100_000 + "A[i, j]")
     _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 1, 9)
     # The deep line is the one with the most tokens; a long string literal or comment on another
     # line is one token (the count is a regular expression's: tokenize took 6 s over 7 MB).
-    text = _store(" + ".join(["A[i, j]"] * 50_000)).replace(STORE, "        # " + "x " * 600_000 + "\n" + STORE, 1)
+    text = _store("+".join(["a"] * 50_000)).replace(STORE, "        # " + "x " * 90_000 + "\n" + STORE, 1)
     _check(text, ScriptSyntaxError, "nests too deeply for Python's parser", L1 + 2, 9)
 
 
@@ -171,6 +172,24 @@ def test_a_script_longer_than_the_limit_is_refused_before_it_is_parsed():
     assert err.message == (f"the script is {len(text):,} characters long; at most {MAX_SCRIPT_CHARS:,} are read "
                            "(split it into several files)")
     assert (err.line, err.col) == (1, 1)
+
+
+def test_a_line_longer_than_the_limit_is_refused_at_its_line_before_it_is_parsed():
+    """A fuzzed 1.8 MB line (a comparison chained 10,000 times over a long operand, seed 92001)
+    took 14 s to refuse: Python's parser alone took 3 s over its 700,000 nodes."""
+    import time
+
+    from sparsetir.script.source import MAX_LINE_CHARS
+
+    operand = "T.if_then_else(i < m, A[i, j], T.float32(0))"
+    line = " < ".join([operand] * (MAX_LINE_CHARS // len(operand) + 10))
+    text = _store(line)
+    start = time.perf_counter()
+    err = _error(text)
+    assert time.perf_counter() - start < 1.0
+    assert err.message == (f"this line is {len(STORE) + len(line):,} characters long; at most {MAX_LINE_CHARS:,} "
+                           "are read on one line (split the expression over several statements)")
+    assert (err.line, err.col) == (L1 + 1, 1)
 
 
 def test_an_error_on_a_long_line_shows_a_window_around_the_caret():
