@@ -33,10 +33,13 @@ MAX_SYNTAX_DEPTH = 1500
 #: 100 MB, so reading any script takes bounded time. The programs we print are kilobytes long
 #: (the ops kernels' stage II at most 7 KB).
 MAX_SCRIPT_CHARS = 10_000_000
-#: How long one line may be, in characters. Python's parser takes time by the syntax nodes, not
-#: the characters: a fuzzed 1.8 MB line (a comparison chained 10,000 times over a 180-character
-#: operand, 700,000 nodes) took 3 s to parse and 14 s to refuse on the development VM. The longest
-#: line the printers write is about a thousand characters.
+#: How many tokens one line may hold, counted (roughly: a string literal or a comment is one) on
+#: lines longer than ``MAX_LINE_CHARS`` characters. Python's parser takes time by the syntax
+#: nodes, not the characters: a fuzzed 1.8 MB line (a comparison chained 10,000 times over a
+#: 180-character operand: 460,000 tokens, 700,000 nodes) took 3 s to parse and 14 s to refuse on
+#: the development VM. A long string literal is one token, and prints back longer (its escapes):
+#: it is not refused. The lines the printers write hold a few hundred tokens.
+MAX_LINE_TOKENS = 50_000
 MAX_LINE_CHARS = 200_000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: A rough token, enough to find where a deep expression is: a name or number, a quoted string
@@ -67,12 +70,10 @@ class Source:
             raise ScriptError(f"the script is {len(self.text):,} characters long; at most {MAX_SCRIPT_CHARS:,} "
                               "are read (split it into several files)", self.filename, 1 + self.line_offset, 1)
         if len(self.text) > MAX_LINE_CHARS:
-            lengths = [len(line) for line in _LINE_BREAK.split(self.text)]
-            longest = max(lengths)
-            if longest > MAX_LINE_CHARS:
-                line = lengths.index(longest) + 1
-                raise self._located(f"this line is {longest:,} characters long; at most {MAX_LINE_CHARS:,} are read "
-                                    "on one line (split the expression over several statements)", line, 1)
+            for k, line in enumerate(_LINE_BREAK.split(self.text), 1):
+                if len(line) > MAX_LINE_CHARS and len(tokens := _ROUGH_TOKEN.findall(line)) > MAX_LINE_TOKENS:
+                    raise self._located(f"this line holds about {len(tokens):,} tokens; at most {MAX_LINE_TOKENS:,} "
+                                        "are read on one line (split the expression over several statements)", k, 1)
         try:
             with warnings.catch_warnings():  # Python's own warnings about odd literals: the text is data here
                 warnings.simplefilter("ignore", SyntaxWarning)
