@@ -13,7 +13,7 @@ by sparsetir itself (``kernels.py``); see ``docs/ops.md``.
 - ``bsr_spmm(A, X)``: ``A @ X`` for a scipy BSR ``A``.
 - ``ell_spmm(indices, values, X)``: ``A @ X`` for ``A`` in ELL form.
 - ``softmax(A)``: row-wise softmax over the stored entries of CSR ``A``.
-- ``add(A, B)``, ``multiply(A, B)``, ``spgemm(A, B, mask=None)``: two sparse operands
+- ``add(A, B)``, ``multiply(A, B)``, ``spgemm(A, B, mask=None, sorted=True)``: two sparse operands
   (``sparse_sparse.py``: a cached symbolic phase, then a numeric one).
 
 With torch, the ops record gradients (``autograd.py``) and are registered as ``torch.library``
