@@ -349,7 +349,9 @@ def product_pattern(a: Operand, b: Operand, keep: bool, ordered: bool = True) ->
         return _spgemm_count(a.csr, b.csr)
 
     entry = symbolic.get("spgemm", (a.csr, b.csr), count)
-    known = entry.pattern if ordered or entry.pattern is not None else entry.unordered
+    known = entry.pattern  # sorted: it serves either way
+    if known is None and not ordered:
+        known = entry.unordered
     if known is not None:
         return known, spgemm_values(a.csr, a.values, b.csr, b.values, known)
     indices, values = _spgemm_fill(entry, a.csr, a.values, b.csr, b.values, ordered)
@@ -399,17 +401,17 @@ def _spgemm_fill(entry: Product, a: Any, a_values: np.ndarray, b: Any, b_values:
     nnz = int(entry.indptr[-1])
     indices = output_pool.empty((nnz,), np.int32)
     values = output_pool.empty((nnz,), a_values.dtype)
-    if nnz and not ordered:
-        marker = np.empty((parts, n), np.int32)
-        acc = np.empty((parts, n), a_values.dtype)
+    if not nnz:
+        return indices, values
+    marker = np.empty((parts, n), np.int32)
+    acc = np.empty((parts, n), a_values.dtype)
+    if not ordered:
         launch(kernel("spgemm_fill_unsorted", value_dtype_name(a_values)),
                (a_values, b_values, values, a.indptr, a.indices, b.indptr, b.indices, entry.indptr, indices,
                 marker, acc, entry.fill_part, m, n, k, a.nnz, b.nnz, nnz, parts),
                a.nnz + b.nnz + m + nnz)
-    elif nnz:
+    else:
         width = entry.longest + 1  # a chunk's row of ``tmp``: the longest row and a spare place
-        marker = np.empty((parts, n), np.int32)
-        acc = np.empty((parts, n), a_values.dtype)
         tmp = np.empty(parts * width, np.int32)
         hist = np.empty((parts, scripts.BUCKETS), np.int32)
         words = (n + 63) // 64

@@ -197,10 +197,12 @@ def _radix_pass(src, src_lo, dst, dst_lo, length, low, shift, hist, t, run):
 
 
 @T.macro
-def _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i, with_bits):
+def _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i, with_bits,
+                  listed, lo, length, count, with_list):
     """Row ``i``'s products in one pass: each column marked in chunk ``t``'s marker row (and,
-    ``with_bits``, its bit set in the chunk's ``bits`` row), its first product starting its sum
-    in ``acc``, the others adding to it."""
+    ``with_bits``, its bit set in the chunk's ``bits`` row; ``with_list``, appended to
+    ``listed[lo:lo + length]`` at ``count[0]``, which it advances), its first product starting
+    its sum in ``acc``, the others adding to it."""
     for pp in range(a_indptr[i + 1] - a_indptr[i]):
         p: T.let = a_indptr[i] + pp
         r: T.let = a_indices[p]
@@ -213,6 +215,11 @@ def _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, 
                 acc[t, c] = av * b_values[q]
                 if with_bits:
                     bits[t, c >> 6] = bits[t, c >> 6] | (T.uint64(1) << T.Cast("uint64", c & 63))
+                if with_list:
+                    # At most ``length`` columns are new (the count found them); the clamp
+                    # keeps a wrong row pointer's writes inside the row.
+                    listed[lo + T.min(count[0], length - 1)] = c
+                    count[0] = count[0] + 1
             else:
                 acc[t, c] = acc[t, c] + av * b_values[q]
 
@@ -268,7 +275,7 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     # products; the set bits, word by word, then list them in order, and the
                     # words are cleared again.
                     _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i,
-                                  True)
+                                  True, c_indices, lo, length, count, False)
                     h[0] = lo
                     for ww in range((highs[i] >> 6) - (low >> 6) + 1):
                         w: T.let = (low >> 6) + ww
@@ -288,7 +295,7 @@ def spgemm_fill(dtype: str) -> "tirx.PrimFunc":
                     # products (a column's first product starts its sum); the marker row then
                     # lists them in order (below).
                     _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, bits, t, i,
-                                  False)
+                                  False, c_indices, lo, length, count, False)
                 else:
                     # Two branch-free passes over the row's products (whether a column is new
                     # is a coin toss for the predictor: one pass with a branch measured slower):
@@ -412,22 +419,8 @@ def spgemm_fill_unsorted(dtype: str) -> "tirx.PrimFunc":
                 length: T.let = c_indptr[i + 1] - lo
                 count = T.alloc_buffer((1,), "int32", scope="global")
                 count[0] = 0
-                for pp in range(a_indptr[i + 1] - a_indptr[i]):
-                    p: T.let = a_indptr[i] + pp
-                    r: T.let = a_indices[p]
-                    av: T.let = a_values[p]
-                    for qq in range(b_indptr[r + 1] - b_indptr[r]):
-                        q: T.let = b_indptr[r] + qq
-                        c: T.let = b_indices[q]
-                        if marker[t, c] != i:
-                            marker[t, c] = i
-                            # At most ``length`` columns are new (the count found them); the
-                            # clamp keeps a wrong row pointer's writes inside the row.
-                            c_indices[lo + T.min(count[0], length - 1)] = c
-                            count[0] = count[0] + 1
-                            acc[t, c] = av * b_values[q]
-                        else:
-                            acc[t, c] = acc[t, c] + av * b_values[q]
+                _mark_and_sum(a_indptr, a_indices, a_values, b_indptr, b_indices, b_values, marker, acc, None, t, i,
+                              False, c_indices, lo, length, count, True)
                 for pp in range(length):
                     c_values[lo + pp] = acc[t, c_indices[lo + pp]]
 

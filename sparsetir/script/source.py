@@ -70,7 +70,7 @@ class Source:
             raise ScriptError(f"the script is {len(self.text):,} characters long; at most {MAX_SCRIPT_CHARS:,} "
                               "are read (split it into several files)", self.filename, 1 + self.line_offset, 1)
         if len(self.text) > MAX_LINE_CHARS:
-            for k, line in enumerate(_LINE_BREAK.split(self.text), 1):
+            for k, line in enumerate(self._lines, 1):
                 if len(line) > MAX_LINE_CHARS and len(tokens := _ROUGH_TOKEN.findall(line)) > MAX_LINE_TOKENS:
                     raise self._located(f"this line holds about {len(tokens):,} tokens; at most {MAX_LINE_TOKENS:,} "
                                         "are read on one line (split the expression over several statements)", k, 1)
