@@ -15,6 +15,12 @@ pass runs TVM's pass on each top-level statement alone (the root block's allocat
 and the buffers the pass adds for its partial sums kept), which is the scope the rule is meant
 for.
 
+TVM 0.27's pass drops the block's predicate from the write-back it makes (the store of the
+reduced value by lane 0) when no conjunct of the predicate involves the reduction loops: a
+nonzero loop split by a factor that does not divide it (SDDMM's) then stores past the end of
+its output from the last block of threads, on the GPU. The write-back gets back every conjunct
+of the reduction block's predicate that does not involve the reduction loops (``_guard_write_backs``).
+
 Afterwards a block that still reduces over a thread-bound loop with plain stores (TVM could not
 recognise it as a reduction: no ``T.init``, several writers inside one kernel, a ``blockIdx``
 loop) would race. Its accumulations become atomic adds (``atomic_accumulations``): every store
@@ -28,9 +34,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tvm import s_tir, structural_walk, tirx, tvm
+from .._tvm import s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
 from ..errors import LoweringError
-from ..ir.analysis import has_thread_binding, uses_var
+from ..ir.analysis import has_thread_binding, uses_any, uses_var
 from ..ir.iteration import ITER_TYPE, REDUCE
 from .atomic_updates import atomic_accumulations
 
@@ -48,7 +54,7 @@ def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
             continue
         alone = prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, stmt, list(root.alloc_buffers))))
         result = s_tir.transform.LowerCrossThreadReduction()(tvm.IRModule({"main": alone}))["main"].body.block
-        lowered.append(_atomic_racing_reductions(result.body))
+        lowered.append(_atomic_racing_reductions(_guard_write_backs(result.body, _spatial_conditions(stmt))))
         allocations += [b for b in result.alloc_buffers if not any(b.same_as(a) for a in allocations)]
     body = lowered[0] if len(lowered) == 1 else tirx.SeqStmt(lowered)
     return prim.with_body(s_tir.SBlockRealize([], True, _with_body(root, body, allocations)))
@@ -57,6 +63,63 @@ def lower_thread_reductions(prim: "tirx.PrimFunc") -> "tirx.PrimFunc":
 def _with_body(root: Any, body: Any, allocations: list) -> Any:
     return s_tir.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, body, None, allocations,
                         root.match_buffers, root.annotations, root.span)
+
+
+def _spatial_conditions(kernel: Any) -> dict[str, list]:
+    """For each block of ``kernel`` that reduces, the conjuncts of its predicate that do not
+    involve its reduction loops (the loops its reduce iterators are bound to)."""
+    found: dict[str, list] = {}
+
+    def on_realize(realize: Any) -> None:
+        block = realize.block
+        reduced = [value for iv, value in zip(block.iter_vars, realize.iter_values)
+                   if int(iv.iter_type) == ITER_TYPE[REDUCE]]
+        if not reduced:
+            return
+        loops = _vars(reduced)
+        found[str(block.name_hint)] = [c for c in _conjuncts(realize.predicate) if not uses_any(c, loops)]
+
+    structural_walk(kernel, [(s_tir.SBlockRealize, on_realize)])
+    return found
+
+
+def _guard_write_backs(kernel: Any, conditions: dict[str, list]) -> Any:
+    """``kernel`` with each ``<block>_write_back`` made by TVM's pass predicated on the spatial
+    conditions of ``<block>`` too (module docs)."""
+
+    def on_realize(realize: Any) -> Any:
+        name = str(realize.block.name_hint)
+        if not name.endswith(WRITE_BACK) or name[: -len(WRITE_BACK)] not in conditions:
+            return realize
+        have = _conjuncts(realize.predicate)
+        missing = [c for c in conditions[name[: -len(WRITE_BACK)]] if not any(structural_equal(c, h) for h in have)]
+        if not missing:
+            return realize
+        predicate = realize.predicate
+        for c in missing:
+            predicate = tirx.And(c, predicate)
+        return s_tir.SBlockRealize(realize.iter_values, predicate, realize.block, realize.span)
+
+    return structural_map(kernel, [(s_tir.SBlockRealize, on_realize)])
+
+
+#: The suffix of the block TVM's pass makes to store a reduced value.
+WRITE_BACK = "_write_back"
+
+
+def _conjuncts(expr: Any) -> list:
+    if isinstance(expr, tirx.And):
+        return _conjuncts(expr.a) + _conjuncts(expr.b)
+    if isinstance(expr, tirx.IntImm) and int(expr.value) == 1:
+        return []
+    return [expr]
+
+
+def _vars(exprs: list) -> list:
+    found: list = []
+    for e in exprs:
+        structural_walk(e, [(tirx.Var, found.append)])
+    return found
 
 
 def _atomic_racing_reductions(kernel: Any) -> Any:

@@ -39,6 +39,20 @@ def test_sddmm_program_launches_the_dot_products_then_the_scaling():
     assert dot.args[-3:] == (10, 12, 1000)  # m, n (the bounds of the rows and columns read), nnz
 
 
+@pytest.mark.parametrize("feat", [1, 2, 3, 32])
+def test_sddmm_stores_no_dot_product_past_the_last_nonzero(feat):
+    # The nonzero loop is split by a factor that does not divide nnz; TVM 0.27's cross-thread
+    # reduction dropped that guard from the store of the reduced value (found on an H200: the
+    # last block wrote past the output). Every store into o must sit under a test against nnz.
+    source = op_kernel(KernelKey("sddmm", "float64", feat, target="cuda")).compiled.program.source
+    lines = source.splitlines()
+    stores = [i for i, line in enumerate(lines) if line.lstrip().startswith("o_ptr[")]
+    assert stores
+    for i in stores:
+        guard = lines[i - 1].strip()
+        assert guard.startswith("if (") and "< nnz)" in guard, f"width {feat}: {lines[i].strip()} under {guard}"
+
+
 def test_empty_launches_are_left_out():
     program = _sddmm().compiled.program
     assert program.launches({"m": 0, "n": 0, "nnz": 0}, _arrays(program)) == []
