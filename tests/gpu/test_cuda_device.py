@@ -59,7 +59,7 @@ def test_spmm_on_cuda_matches_the_cpu(width):
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("width", [5, 32, 128, 512])
+@pytest.mark.parametrize("width", [1, 2, 5, 32, 128, 512])
 def test_sddmm_and_softmax_on_cuda_match_the_cpu(width):
     A = _cora()
     X, Y = torch.randn(A.shape[0], width), torch.randn(A.shape[1], width)
@@ -82,6 +82,31 @@ def test_spmv_segment_sum_ell_bsr_on_cuda():
     B = dense.to_sparse_bsr((4, 3))
     Xb = torch.randn(12, 8)
     torch.testing.assert_close(ops.bsr_spmm(B.cuda(), Xb.cuda()).cpu(), dense @ Xb, rtol=1e-4, atol=1e-4)
+
+
+def _grads(A, dense, fn):
+    """The output and the gradients of ``fn(A, *dense)``'s weighted sum, A's values' first."""
+    A = A.detach().clone().requires_grad_()
+    dense = [t.detach().clone().requires_grad_() for t in dense]
+    out = fn(A, *dense)
+    weights = torch.linspace(-1, 1, out.numel(), dtype=out.dtype, device=out.device).reshape(out.shape)
+    (out * weights).sum().backward()
+    return [A.grad.values()] + [t.grad for t in dense]
+
+
+@pytest.mark.parametrize("width", [1, 32, 128])
+def test_gradients_on_cuda_match_the_cpu(width):
+    A = _cora(torch.float64)
+    X, H, G = (torch.randn(A.shape[0], width, dtype=torch.float64) for _ in range(3))
+    gat = lambda A, X, H, G: ops.spmm(ops.softmax(ops.sddmm(A, H, G)), X)  # noqa: E731
+    for fn, dense in ((ops.spmm, [X]), (gat, [X, H, G])):
+        want = _grads(A, dense, fn)
+        got = _grads(A.cuda(), [t.cuda() for t in dense], fn)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-8, atol=1e-8)
+    x = torch.randn(A.shape[1], dtype=torch.float64)
+    for g, w in zip(_grads(A.cuda(), [x.cuda()], ops.spmv), _grads(A, [x], ops.spmv)):
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-8, atol=1e-8)
 
 
 def test_kernels_run_on_the_current_stream():

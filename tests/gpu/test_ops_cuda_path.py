@@ -132,8 +132,9 @@ def test_argument_errors_match_the_cpu_path(device_ops):
         device_ops.spmm(bad, torch.randn(3, 4))
     with pytest.raises(ArgumentError, match="spmm: X: expected a torch tensor on cpu, got ndarray"):
         device_ops.spmm(A, np.zeros((a.shape[1], 4), np.float32))
-    with pytest.raises(ArgumentError, match="gradients of sparsetir.ops on CUDA tensors are not implemented yet"):
-        device_ops.spmm(A, torch.randn(a.shape[1], 4, requires_grad=True))
+    idx, val = torch.randint(0, 9, (6, 4)), torch.randn(6, 4, requires_grad=True)
+    with pytest.raises(ArgumentError, match="ell_spmm: gradients of ell_spmm on CUDA tensors are not implemented yet"):
+        device_ops.ell_spmm(idx, val, torch.randn(9, 5))
 
 
 def test_misaligned_and_strided_operands_are_copied_on_their_device():
@@ -149,3 +150,124 @@ def test_misaligned_and_strided_operands_are_copied_on_their_device():
 def test_cpu_tensors_do_not_take_the_cuda_path():
     a, A = _csr()
     assert not on_cuda(A, torch.randn(3), np.zeros(3), None)
+
+
+# -- gradients, against torch's own autograd through dense matrices ---------------------------------
+
+
+def _dense_twin(A):
+    """``A`` as a dense leaf tensor with the same values, and the mask of its pattern."""
+    D = A.detach().to_dense().clone().requires_grad_()
+    return D, (A.detach().to_dense() != 0)
+
+
+def _leaf(t):
+    return t.detach().clone().requires_grad_()
+
+
+@pytest.mark.parametrize("feat", [1, 8, 33])
+def test_spmm_gradients(device_ops, feat):
+    a, A = _csr(dtype=np.float64)
+    A.requires_grad_()
+    X = torch.randn(a.shape[1], feat, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(a.shape[0], feat, dtype=torch.float64)  # a loss whose gradient is not uniform
+    (device_ops.spmm(A, X) * W).sum().backward()
+    D, mask = _dense_twin(A)
+    X2 = _leaf(X)
+    ((D @ X2) * W).sum().backward()
+    torch.testing.assert_close(X.grad, X2.grad)
+    assert A.grad.layout == torch.sparse_csr
+    torch.testing.assert_close(A.grad.to_dense(), D.grad * mask)
+
+
+def test_sddmm_softmax_spmm_chain_gradients(device_ops):
+    a, A = _csr(dtype=np.float64)
+    A.requires_grad_()
+    H = torch.randn(a.shape[0], 6, dtype=torch.float64, requires_grad=True)
+    G = torch.randn(a.shape[1], 6, dtype=torch.float64, requires_grad=True)
+    V = torch.randn(a.shape[1], 5, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(a.shape[0], 5, dtype=torch.float64)
+    (device_ops.spmm(device_ops.softmax(device_ops.sddmm(A, H, G)), V) * W).sum().backward()
+
+    D, mask = _dense_twin(A)
+    H2, G2, V2 = _leaf(H), _leaf(G), _leaf(V)
+    scores = torch.where(mask, D * (H2 @ G2.T), torch.tensor(-torch.inf, dtype=torch.float64))
+    P = torch.softmax(scores, dim=1).nan_to_num(0.0)  # rows without entries stay 0
+    ((P @ V2) * W).sum().backward()
+    for got, want in ((H.grad, H2.grad), (G.grad, G2.grad), (V.grad, V2.grad)):
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(A.grad.to_dense(), D.grad * mask)
+
+
+def test_sddmm_gradient_through_a_dense_result(device_ops):
+    a, A = _csr(dtype=np.float64)
+    X = torch.randn(a.shape[0], 4, dtype=torch.float64, requires_grad=True)
+    Y = torch.randn(a.shape[1], 4, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(a.shape, dtype=torch.float64)
+    (device_ops.sddmm(A, X, Y).to_dense() * W).sum().backward()
+    D, _ = _dense_twin(A)
+    X2, Y2 = _leaf(X), _leaf(Y)
+    ((D.detach() * (X2 @ Y2.T)) * W).sum().backward()
+    torch.testing.assert_close(X.grad, X2.grad)
+    torch.testing.assert_close(Y.grad, Y2.grad)
+
+
+def test_spmv_and_segment_sum_gradients(device_ops):
+    a, A = _csr(dtype=np.float64)
+    A.requires_grad_()
+    x = torch.randn(a.shape[1], dtype=torch.float64, requires_grad=True)
+    w = torch.randn(a.shape[0], dtype=torch.float64)
+    (device_ops.spmv(A, x) * w).sum().backward()
+    D, mask = _dense_twin(A)
+    x2 = _leaf(x)
+    ((D @ x2) * w).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(A.grad.to_dense(), D.grad * mask)
+
+    values, offsets = torch.randn(40, 3, dtype=torch.float64, requires_grad=True), torch.tensor([0, 0, 15, 15, 40])
+    (device_ops.segment_sum(values, offsets) ** 2).sum().backward()
+    sums = torch.stack([values[0:0].sum(0), values[0:15].sum(0), values[15:15].sum(0), values[15:40].sum(0)])
+    expected = torch.repeat_interleave(2 * sums.detach(), torch.tensor([0, 15, 0, 25]), dim=0)
+    torch.testing.assert_close(values.grad, expected)
+
+
+def test_csr_tensors_values_receive_gradients(device_ops):
+    a, A = _csr(dtype=np.float64)
+    values = A.values().detach().clone().requires_grad_()
+    C = ops.CsrTensors(A.crow_indices(), A.col_indices(), values, tuple(A.shape))
+    H = torch.randn(a.shape[0], 4, dtype=torch.float64)
+    G = torch.randn(a.shape[1], 4, dtype=torch.float64)
+    P = device_ops.softmax(device_ops.sddmm(C, H, G))
+    assert type(P) is ops.CsrTensors
+    weights = torch.randn(a.nnz, dtype=torch.float64)
+    (P.values * weights).sum().backward()
+
+    D, mask = _dense_twin(A)
+    scores = torch.where(mask, D * (H @ G.T), torch.tensor(-torch.inf, dtype=torch.float64))
+    P2 = torch.softmax(scores, dim=1).nan_to_num(0.0)
+    rows = torch.repeat_interleave(torch.arange(a.shape[0]), torch.from_numpy(np.diff(a.indptr)))
+    (P2[rows, torch.from_numpy(a.indices).long()] * weights).sum().backward()
+    torch.testing.assert_close(values.grad, D.grad[rows, torch.from_numpy(a.indices).long()])
+
+
+def test_the_transposed_structure_is_made_once_per_matrix(device_ops):
+    a, A = _csr(dtype=np.float64)
+    X = torch.randn(a.shape[1], 4, dtype=torch.float64, requires_grad=True)
+    device_ops.spmm(A, X).sum().backward()
+    first = device_ops.csr("A", A).transposed()
+    device_ops.spmm(A, X).sum().backward()
+    assert device_ops.csr("A", A).transposed() is first
+    t, perm = first
+    assert t.shape == (a.shape[1], a.shape[0])
+    at = a.T.tocsr()
+    np.testing.assert_array_equal(t.host_indptr, at.indptr)
+    np.testing.assert_array_equal(t.indices.numpy(), at.indices)
+    np.testing.assert_array_equal(A.values().detach()[perm].numpy(), at.data)
+
+
+def test_no_gradient_is_recorded_under_no_grad(device_ops):
+    a, A = _csr()
+    X = torch.randn(a.shape[1], 4, requires_grad=True)
+    with torch.no_grad():
+        C = device_ops.spmm(A, X)
+    assert C.grad_fn is None and not C.requires_grad

@@ -16,7 +16,10 @@ The argument checks are the CPU path's, with the same messages:
   non-contiguous one, or one whose data is not 16-byte aligned (the kernels load up to 16
   bytes at once), is copied on the device.
 
-Gradients are not implemented on CUDA yet: an op that would record one raises. ``CudaOps``
+Gradients: ``spmm``, ``spmv``, ``sddmm``, ``softmax`` and ``segment_sum`` record them for torch
+autograd when grad mode is on and an operand requires grad (``autograd.py``: the backward runs
+these same kernels, Aᵀ's structure made on the device once per matrix); ``ell_spmm`` and
+``bsr_spmm`` refuse to record one (not implemented on CUDA yet). ``CudaOps``
 holds the device type and the kernel source; ``ops`` is the one for CUDA (tests build one that
 runs the same code on the CPU with the GPU kernels simulated, ``runtime/cuda/simulate.py``).
 """
@@ -36,6 +39,8 @@ from ..inputs import (PreparedCache, VALUE_DTYPES, as_int32, check_offsets, chec
                       version)
 from ..kernels import KernelKey
 from ...runtime.cuda import row_split
+from . import autograd
+from .autograd import records_gradients
 from .kernels import build_cuda_kernel
 
 #: Bytes the kernels may load at once from an array (a ``float4``): the alignment they need.
@@ -71,7 +76,8 @@ class DeviceCsr:
     device: Any
     host_indptr: np.ndarray = field(repr=False, compare=False)
     #: What is derived from the structure on first use: SpMM's row splits by piece length and its
-    #: choice per width (``("choice", width)``), and SDDMM's row of every nonzero (``"rows"``).
+    #: choice per width (``("choice", width)``), SDDMM's row of every nonzero (``"rows"``), and the
+    #: transposed structure the gradients take (``"transposed"``).
     splits: dict = field(default_factory=dict, repr=False, compare=False)
 
     def rows(self) -> Any:
@@ -81,6 +87,24 @@ class DeviceCsr:
             self.splits["rows"] = _torch().from_numpy(
                 np.repeat(np.arange(counts.shape[0], dtype=np.int32), counts)).to(self.device)
         return self.splits["rows"]
+
+    def transposed(self) -> tuple["DeviceCsr", Any]:
+        """The structure of Aᵀ and the map from its entries to A's (``perm``: Aᵀ's entry ``p`` is
+        A's entry ``perm[p]``, int64 on the device), made on the device on first use: a stable
+        sort of the entries by column lists them in Aᵀ's row-major order."""
+        if "transposed" not in self.splits:
+            torch = _torch()
+            m, n = self.shape
+            columns = self.indices.long()
+            perm = torch.argsort(columns, stable=True)
+            t_indptr = torch.zeros(n + 1, dtype=torch.int64, device=self.device)
+            torch.cumsum(torch.bincount(columns, minlength=n), 0, out=t_indptr[1:])
+            host = t_indptr.cpu().numpy().astype(np.int32)
+            longest = int(np.diff(host).max()) if n else 0
+            t = DeviceCsr(t_indptr.int(), self.rows()[perm].contiguous(), (n, m), self.dtype, self.nnz, longest,
+                          self.device, host)
+            self.splits["transposed"] = (t, perm)
+        return self.splits["transposed"]
 
     def split(self, feat: int) -> Optional[tuple[int, Any, Any, int]]:
         """For SpMM at width ``feat``: None (one pass), or the row split's piece count,
@@ -247,9 +271,14 @@ class CudaOps:
 
     def spmm(self, A: Any, X: Any) -> Any:
         """``A @ X`` (see ``sparsetir.ops.spmm``)."""
-        _no_gradients("spmm", A, X)
         a = self.csr("spmm: A", A)
-        X = self.dense("spmm: X", X, a.dtype, a.shape[1], a.device)
+        Xk = self.dense("spmm: X", X, a.dtype, a.shape[1], a.device)
+        if records_gradients(A, X):
+            return autograd.spmm(self, A, a, X, Xk)
+        return self.spmm_on(a, self.values(A), Xk)
+
+    def spmm_on(self, a: DeviceCsr, values: Any, X: Any) -> Any:
+        """``A @ X`` for the checked structure ``a`` with ``values`` and a checked ``X``."""
         m, n = a.shape
         feat = int(X.shape[1])
         C = _torch().empty((m, feat), dtype=X.dtype, device=a.device)
@@ -257,60 +286,81 @@ class CudaOps:
             return C.zero_()
         split = a.split(feat)
         if split is None:
-            self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, a.indptr,
-                             a.indices, m, n, a.nnz)
+            self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), values, X, C, a.indptr, a.indices, m, n,
+                             a.nnz)
             return C
         count, pieces, piece_ptr, most = split
         W = _torch().empty((count, feat), dtype=X.dtype, device=a.device)
-        self.kernels.run(KernelKey("split_spmm", a.dtype, feat, target="cuda"), self.values(A), X, C, W, pieces,
-                         piece_ptr, a.indices, m, n, a.nnz, count, most)
+        self.kernels.run(KernelKey("split_spmm", a.dtype, feat, target="cuda"), values, X, C, W, pieces, piece_ptr,
+                         a.indices, m, n, a.nnz, count, most)
         return C
 
     def spmv(self, A: Any, x: Any) -> Any:
         """``A @ x`` (see ``sparsetir.ops.spmv``)."""
-        _no_gradients("spmv", A, x)
         a = self.csr("spmv: A", A)
-        x = self.dense("spmv: x", x, a.dtype, a.shape[1], a.device, ndim=1)
+        xk = self.dense("spmv: x", x, a.dtype, a.shape[1], a.device, ndim=1)
+        if records_gradients(A, x):
+            return autograd.spmv(self, A, a, x, xk)
+        return self.spmv_on(a, self.values(A), xk)
+
+    def spmv_on(self, a: DeviceCsr, values: Any, x: Any) -> Any:
+        """``A @ x`` for the checked structure ``a`` with ``values`` and a checked ``x``."""
         m, n = a.shape
         y = _torch().empty((m,), dtype=x.dtype, device=a.device)
         if m == 0:
             return y
-        self.kernels.run(KernelKey("spmm", a.dtype, 1, target="cuda"), self.values(A), x.reshape(n, 1),
-                         y.reshape(m, 1), a.indptr, a.indices, m, n, a.nnz)
+        self.kernels.run(KernelKey("spmm", a.dtype, 1, target="cuda"), values, x.reshape(n, 1), y.reshape(m, 1),
+                         a.indptr, a.indices, m, n, a.nnz)
         return y
 
     def sddmm(self, A: Any, X: Any, Y: Any) -> Any:
         """``A[i, j] * dot(X[i], Y[j])`` on ``A``'s entries (see ``sparsetir.ops.sddmm``)."""
-        _no_gradients("sddmm", A, X, Y)
         a = self.csr("sddmm: A", A)
         m, n = a.shape
-        X = self.dense("sddmm: X", X, a.dtype, m, a.device)
-        Y = self.dense("sddmm: Y", Y, a.dtype, n, a.device)
-        if X.shape[1] != Y.shape[1]:
-            fail("sddmm: Y", f"has {Y.shape[1]} columns, but X has {X.shape[1]}")
-        feat = int(X.shape[1])
-        values = self.values(A)
-        if a.nnz and feat:
+        Xk = self.dense("sddmm: X", X, a.dtype, m, a.device)
+        Yk = self.dense("sddmm: Y", Y, a.dtype, n, a.device)
+        if Xk.shape[1] != Yk.shape[1]:
+            fail("sddmm: Y", f"has {Yk.shape[1]} columns, but X has {Xk.shape[1]}")
+        if records_gradients(A, X, Y):
+            return autograd.sddmm(self, A, a, X, Y, Xk, Yk)
+        return self._same_pattern(A, self.sddmm_on(a, self.values(A), Xk, Yk))
+
+    def sddmm_on(self, a: DeviceCsr, values: Any, X: Any, Y: Any) -> Any:
+        """The values of ``sddmm`` for the checked structure ``a`` with ``values`` and checked
+        ``X`` and ``Y``, in ``a``'s entry order."""
+        if a.nnz and X.shape[1]:
             out = _torch().empty((a.nnz,), dtype=X.dtype, device=a.device)
-            self.kernels.run(KernelKey("sddmm", a.dtype, feat, target="cuda"), values, X, Y, out, a.rows(),
-                             a.indices, m, n, a.nnz)
-        else:
-            out = values * 0  # an empty dot product is 0; A * 0 keeps A's NaN, as on the CPU
-        return self._same_pattern(A, out)
+            self.kernels.run(KernelKey("sddmm", a.dtype, int(X.shape[1]), target="cuda"), values, X, Y, out, a.rows(),
+                             a.indices, *a.shape, a.nnz)
+            return out
+        return values * 0  # an empty dot product is 0; A * 0 keeps A's NaN, as on the CPU
 
     def softmax(self, A: Any) -> Any:
         """Row-wise softmax over the stored entries (see ``sparsetir.ops.softmax``)."""
-        _no_gradients("softmax", A)
         a = self.csr("softmax: A", A)
+        if records_gradients(A):
+            return autograd.softmax(self, A, a)
+        return self._same_pattern(A, self.softmax_on(a, self.values(A)))
+
+    def softmax_on(self, a: DeviceCsr, values: Any) -> Any:
+        """The values of ``softmax`` for the checked structure ``a`` with ``values``."""
         out = _torch().empty((a.nnz,), dtype=_torch_dtype(a.dtype), device=a.device)
         if a.nnz:
-            self.kernels.run(KernelKey("softmax", a.dtype, target="cuda"), self.values(A), out, a.indptr, a.indices,
-                             *a.shape, a.nnz)
-        return self._same_pattern(A, out)
+            self.kernels.run(KernelKey("softmax", a.dtype, target="cuda"), values, out, a.indptr, a.indices, *a.shape,
+                             a.nnz)
+        return out
+
+    def row_sums(self, a: DeviceCsr, values: Any) -> Any:
+        """The sum of each row's ``values`` (in ``a``'s entry order): ``segment_sum`` over ``a``'s rows."""
+        m = a.shape[0]
+        out = _torch().empty((m,), dtype=values.dtype, device=a.device)
+        if m:
+            self.kernels.run(KernelKey("segment_sum", a.dtype, 1, target="cuda"), values.reshape(a.nnz, 1),
+                             out.reshape(m, 1), a.indptr, m, a.max_row_length, a.nnz)
+        return out
 
     def segment_sum(self, values: Any, offsets: Any) -> Any:
         """Sums of consecutive segments (see ``sparsetir.ops.segment_sum``)."""
-        _no_gradients("segment_sum", values)
         torch = _torch()
         if not isinstance(values, torch.Tensor):
             fail("segment_sum: values", f"expected a torch tensor, got {_describe(values)}")
@@ -320,20 +370,28 @@ class CudaOps:
         if values.dim() not in (1, 2):
             fail("segment_sum: values", f"expected a 1-D or 2-D array, got shape {tuple(values.shape)}")
         device = self._device_of("segment_sum: values", values)
-        values = self.dense("segment_sum: values", values, dtype, None, device, ndim=values.dim())
+        checked = self.dense("segment_sum: values", values, dtype, None, device, ndim=values.dim())
         host = plain(offsets).cpu().numpy() if isinstance(offsets, torch.Tensor) else np.asarray(offsets)
         offs = as_int32("segment_sum: offsets", "offsets", host)
         if offs.ndim != 1 or offs.shape[0] < 1:
             fail("segment_sum: offsets", f"expected a 1-D array of segments + 1 entries, got shape {offs.shape}")
+        check_offsets("segment_sum", "offsets", offs, offs.shape[0] - 1, int(values.shape[0]))
+        if records_gradients(values):
+            return autograd.segment_sum(self, values, checked, offs)
+        return self.segment_sum_on(checked, offs)
+
+    def segment_sum_on(self, values: Any, offs: np.ndarray) -> Any:
+        """``segment_sum`` of checked ``values`` over checked host ``offs``."""
+        torch = _torch()
         nnz, segments = int(values.shape[0]), offs.shape[0] - 1
-        check_offsets("segment_sum", "offsets", offs, segments, nnz)
         feat = int(values.shape[1]) if values.dim() == 2 else 1
-        out = torch.empty((segments, feat) if values.dim() == 2 else (segments,), dtype=values.dtype, device=device)
+        out = torch.empty((segments, feat) if values.dim() == 2 else (segments,), dtype=values.dtype,
+                          device=values.device)
         if segments == 0 or feat == 0:
             return out
         max_len = int((offs[1:] - offs[:-1]).max())
-        self.kernels.run(KernelKey("segment_sum", dtype, feat, target="cuda"), values.reshape(nnz, feat),
-                         out.reshape(segments, feat), self._to_device(offs, device), segments, max_len, nnz)
+        self.kernels.run(KernelKey("segment_sum", _dtype(values), feat, target="cuda"), values.reshape(nnz, feat),
+                         out.reshape(segments, feat), self._to_device(offs, values.device), segments, max_len, nnz)
         return out
 
     def ell_spmm(self, indices: Any, values: Any, X: Any, rows: Optional[int] = None) -> Any:
@@ -422,14 +480,9 @@ def aligned(t: Any) -> Any:
 
 
 def _no_gradients(op: str, *operands: Any) -> None:
-    torch = _torch()
-    if not torch.is_grad_enabled():
-        return
-    for x in operands:
-        values = x.values if type(x) is CsrTensors else x
-        if isinstance(values, torch.Tensor) and values.requires_grad:
-            fail(f"{op}", "gradients of sparsetir.ops on CUDA tensors are not implemented yet; "
-                          "call it under torch.no_grad(), or on CPU tensors")
+    if records_gradients(*operands):
+        fail(f"{op}", f"gradients of {op} on CUDA tensors are not implemented yet (spmm, spmv, sddmm, softmax "
+                      "and segment_sum have them); call it under torch.no_grad(), or on CPU tensors")
 
 
 def _torch() -> Any:

@@ -1,0 +1,210 @@
+"""Gradients of the CUDA ops for torch autograd.
+
+An op of ``CudaOps`` comes here when grad mode is on and one of its operands requires grad
+(``records_gradients``); the operands are checked first, as for any call. Each op is a
+``torch.autograd.Function`` whose forward runs the op's kernels and whose backward runs the
+same kernels (the rules are the CPU path's, ``ops/autograd.py``):
+
+- ``spmm``:  dX = Aᵀ·G (``spmm`` over the transposed structure), dA = G[i]·X[j] (``sddmm``);
+- ``sddmm``: W = A ⊙ dO, dX = W·Y, dY = Wᵀ·X (``spmm``), dA = dO ⊙ (X Yᵀ) (``sddmm``);
+- ``spmv``:  dx = Aᵀ·g (``spmv``), dA = g[i]·x[j];
+- ``softmax``: dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` over the rows for the row sums);
+- ``segment_sum``: d values = G of each entry's segment.
+
+Aᵀ's structure is made on the device once per matrix (``DeviceCsr.transposed``) and its values
+are gathered from A's per backward. A torch sparse CSR ``A`` that requires grad receives
+``A.grad`` as a sparse CSR tensor with ``A``'s pattern (as ``torch.sparse.mm`` gives it); for
+``CsrTensors``, its ``values`` tensor receives the gradient of its entries, and a sparse result
+is a ``CsrTensors`` whose ``values`` carry the graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..csr_tensors import CsrTensors
+from ..inputs import plain
+
+
+def records_gradients(*operands: Any) -> bool:
+    """Whether grad mode is on and an operand (a tensor, or a ``CsrTensors``' values) requires grad."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.is_grad_enabled():
+        return False
+    for x in operands:
+        values = x.values if type(x) is CsrTensors else x
+        if isinstance(values, torch.Tensor) and values.requires_grad:
+            return True
+    return False
+
+
+def spmm(cops: Any, A: Any, a: Any, X: Any, Xk: Any) -> Any:
+    """``cops.spmm`` recording gradients; ``a`` and ``Xk`` are ``A``'s structure and ``X`` checked."""
+    return _functions().spmm.apply(_graph_input(A), X, cops, A, a, Xk)
+
+
+def spmv(cops: Any, A: Any, a: Any, x: Any, xk: Any) -> Any:
+    """``cops.spmv`` recording gradients."""
+    return _functions().spmv.apply(_graph_input(A), x, cops, A, a, xk)
+
+
+def sddmm(cops: Any, A: Any, a: Any, X: Any, Y: Any, Xk: Any, Yk: Any) -> Any:
+    """``cops.sddmm`` recording gradients."""
+    out = _functions().sddmm.apply(_graph_input(A), X, Y, cops, A, a, Xk, Yk)
+    return _as_result(A, out)
+
+
+def softmax(cops: Any, A: Any, a: Any) -> Any:
+    """``cops.softmax`` recording the gradient of ``A``'s values."""
+    return _as_result(A, _functions().softmax.apply(_graph_input(A), cops, A, a))
+
+
+def segment_sum(cops: Any, values: Any, checked: Any, offs: np.ndarray) -> Any:
+    """``cops.segment_sum`` recording the gradient of ``values``."""
+    return _functions().segment_sum.apply(values, cops, checked, offs)
+
+
+def _graph_input(A: Any) -> Any:
+    """The tensor through which sparse ``A`` takes part in the graph: a torch sparse CSR tensor
+    itself, a ``CsrTensors``' values."""
+    return A.values if type(A) is CsrTensors else A
+
+
+def _as_result(A: Any, out: Any) -> Any:
+    """A sparse result with ``A``'s pattern: the Function's own output for a torch ``A`` (already
+    a sparse CSR tensor), a ``CsrTensors`` around the values for a ``CsrTensors`` ``A``."""
+    if type(A) is CsrTensors:
+        return CsrTensors(A.crow_indices, A.col_indices, out, A.shape)
+    return out
+
+
+def _kernel_operand(t: Any) -> Any:
+    from . import aligned
+
+    return aligned(plain(t))
+
+
+@functools.cache
+def _functions() -> Any:
+    """The ``torch.autograd.Function`` classes, defined on first use (torch is then imported)."""
+    import types
+
+    import torch
+
+    def grad_of(A: Any, values: Any) -> Any:
+        """The gradient for ``_graph_input(A)`` whose entries are ``values``."""
+        if type(A) is CsrTensors:
+            return values
+        return torch.sparse_csr_tensor(A.crow_indices(), A.col_indices(), values, size=tuple(A.shape),
+                                       check_invariants=False)  # A's structure, checked when A was prepared
+
+    def entry_grads(dO: Any, a: Any) -> Any:
+        """The gradient of a sparse result at its entries, in ``a``'s entry order. Autograd hands
+        back a CSR gradient with the result's pattern, a dense one (e.g. after ``to_dense()``),
+        or, for a ``CsrTensors`` result, the gradient of its values."""
+        if dO.layout == torch.sparse_csr and dO._nnz() == a.nnz:
+            return _kernel_operand(dO.values())
+        if dO.layout == torch.strided and dO.dim() == 1 and dO.shape[0] == a.nnz:
+            return _kernel_operand(dO)
+        dense = dO.to_dense() if dO.layout != torch.strided else dO
+        flat = a.rows().long() * a.shape[1] + a.indices.long()
+        return _kernel_operand(dense.reshape(-1).index_select(0, flat))
+
+    def transposed_values(a: Any, values: Any) -> tuple[Any, Any]:
+        t, perm = a.transposed()
+        return t, values.index_select(0, perm)
+
+    def ones(a: Any) -> Any:
+        return torch.ones(a.nnz, dtype=getattr(torch, a.dtype), device=a.device)
+
+    class Spmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_in, X, cops, A, a, Xk):
+            ctx.cops, ctx.A, ctx.a, ctx.Xk = cops, A, a, Xk
+            ctx.values = cops.values(A)
+            return cops.spmm_on(a, ctx.values, Xk)
+
+        @staticmethod
+        def backward(ctx, G):
+            G = _kernel_operand(G)
+            cops, a = ctx.cops, ctx.a
+            dA = dX = None
+            if ctx.needs_input_grad[1]:
+                dX = cops.spmm_on(*transposed_values(a, ctx.values), G)
+            if ctx.needs_input_grad[0]:
+                dA = grad_of(ctx.A, cops.sddmm_on(a, ones(a), G, ctx.Xk))
+            return dA, dX, None, None, None, None
+
+    class Spmv(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_in, x, cops, A, a, xk):
+            ctx.cops, ctx.A, ctx.a, ctx.xk = cops, A, a, xk
+            ctx.values = cops.values(A)
+            return cops.spmv_on(a, ctx.values, xk)
+
+        @staticmethod
+        def backward(ctx, g):
+            g = _kernel_operand(g)
+            cops, a = ctx.cops, ctx.a
+            dA = dx = None
+            if ctx.needs_input_grad[1]:
+                dx = cops.spmv_on(*transposed_values(a, ctx.values), g)
+            if ctx.needs_input_grad[0]:
+                dA = grad_of(ctx.A, g.index_select(0, a.rows()) * ctx.xk.index_select(0, a.indices))
+            return dA, dx, None, None, None, None
+
+    class Sddmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_in, X, Y, cops, A, a, Xk, Yk):
+            ctx.cops, ctx.A, ctx.a, ctx.Xk, ctx.Yk = cops, A, a, Xk, Yk
+            ctx.values = cops.values(A)
+            out = cops.sddmm_on(a, ctx.values, Xk, Yk)
+            return out if type(A) is CsrTensors else cops._same_pattern(A, out)
+
+        @staticmethod
+        def backward(ctx, dO):
+            cops, a = ctx.cops, ctx.a
+            d = entry_grads(dO, a)
+            dA = dX = dY = None
+            if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+                W = ctx.values * d
+                if ctx.needs_input_grad[1]:
+                    dX = cops.spmm_on(a, W, ctx.Yk)
+                if ctx.needs_input_grad[2]:
+                    dY = cops.spmm_on(*transposed_values(a, W), ctx.Xk)
+            if ctx.needs_input_grad[0]:
+                dA = grad_of(ctx.A, cops.sddmm_on(a, d, ctx.Xk, ctx.Yk))
+            return dA, dX, dY, None, None, None, None, None
+
+    class Softmax(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, A_in, cops, A, a):
+            ctx.cops, ctx.A, ctx.a = cops, A, a
+            ctx.P = cops.softmax_on(a, cops.values(A))
+            return ctx.P if type(A) is CsrTensors else cops._same_pattern(A, ctx.P)
+
+        @staticmethod
+        def backward(ctx, dP):
+            cops, a, P = ctx.cops, ctx.a, ctx.P
+            d = entry_grads(dP, a)
+            dot = cops.row_sums(a, d * P)  # rowsum(dP ⊙ P), one per row
+            dV = (d - dot.index_select(0, a.rows())) * P
+            return grad_of(ctx.A, dV), None, None, None
+
+    class SegmentSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, values, cops, checked, offs):
+            ctx.counts = torch.from_numpy(np.diff(offs.astype(np.int64))).to(checked.device)
+            ctx.nnz = int(checked.shape[0])
+            return cops.segment_sum_on(checked, offs)
+
+        @staticmethod
+        def backward(ctx, G):
+            # Each value's gradient is its segment's: a broadcast, which torch's repeat_interleave does.
+            return torch.repeat_interleave(G, ctx.counts, dim=0, output_size=ctx.nnz), None, None, None
+
+    return types.SimpleNamespace(spmm=Spmm, spmv=Spmv, sddmm=Sddmm, softmax=Softmax, segment_sum=SegmentSum)
