@@ -109,6 +109,32 @@ def test_gradients_on_cuda_match_the_cpu(width):
         torch.testing.assert_close(g.cpu(), w, rtol=1e-8, atol=1e-8)
 
 
+def test_ell_and_bsr_gradients_on_cuda_match_the_cpu():
+    gen = torch.Generator().manual_seed(5)
+    idx = torch.randint(0, 50, (40, 6), generator=gen)
+    values = torch.randn(40, 6, dtype=torch.float64, generator=gen)
+    X = torch.randn(50, 24, dtype=torch.float64, generator=gen)
+    ell = lambda v, X, idx=idx: ops.ell_spmm(idx.to(v.device), v, X)  # noqa: E731
+    got = _grads_dense([values.cuda(), X.cuda()], ell)
+    want = _grads_dense([values, X], ell)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-8, atol=1e-8)
+    dense = torch.randn(16, 12, dtype=torch.float64, generator=gen) * (torch.rand(16, 12, generator=gen) < 0.3)
+    B = dense.to_sparse_bsr((4, 3)).cuda()
+    Xb = torch.randn(12, 8, dtype=torch.float64, generator=gen)
+    (dX,) = _grads_dense([Xb.cuda()], lambda X: ops.bsr_spmm(B, X))
+    (want,) = _grads_dense([Xb], lambda X: dense @ X)
+    torch.testing.assert_close(dX.cpu(), want, rtol=1e-8, atol=1e-8)
+
+
+def _grads_dense(tensors, fn):
+    tensors = [t.detach().clone().requires_grad_() for t in tensors]
+    out = fn(*tensors)
+    weights = torch.linspace(-1, 1, out.numel(), dtype=out.dtype, device=out.device).reshape(out.shape)
+    (out * weights).sum().backward()
+    return [t.grad for t in tensors]
+
+
 def test_kernels_run_on_the_current_stream():
     A, X = _cora().cuda(), torch.randn(2708, 64, device="cuda")
     expected = ops.spmm(A, X)

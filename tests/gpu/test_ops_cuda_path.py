@@ -132,9 +132,11 @@ def test_argument_errors_match_the_cpu_path(device_ops):
         device_ops.spmm(bad, torch.randn(3, 4))
     with pytest.raises(ArgumentError, match="spmm: X: expected a torch tensor on cpu, got ndarray"):
         device_ops.spmm(A, np.zeros((a.shape[1], 4), np.float32))
-    idx, val = torch.randint(0, 9, (6, 4)), torch.randn(6, 4, requires_grad=True)
-    with pytest.raises(ArgumentError, match="ell_spmm: gradients of ell_spmm on CUDA tensors are not implemented yet"):
-        device_ops.ell_spmm(idx, val, torch.randn(9, 5))
+    dense = torch.randn(6, 6) * (torch.rand(6, 6) < 0.5)
+    B = dense.to_sparse_bsr((3, 2)).requires_grad_()
+    with pytest.raises(ArgumentError, match="bsr_spmm: gradients of a BSR matrix's blocks on CUDA tensors are not "
+                                            "implemented yet"):
+        device_ops.bsr_spmm(B, torch.randn(6, 5))
 
 
 def test_misaligned_and_strided_operands_are_copied_on_their_device():
@@ -271,3 +273,35 @@ def test_no_gradient_is_recorded_under_no_grad(device_ops):
     with torch.no_grad():
         C = device_ops.spmm(A, X)
     assert C.grad_fn is None and not C.requires_grad
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_ell_spmm_gradients(device_ops, flat):
+    gen = torch.Generator().manual_seed(3)
+    m, width, n = 7, 4, 9
+    idx = torch.randint(0, n, (m, width), generator=gen)
+    values = torch.randn(m, width, dtype=torch.float64, generator=gen)
+    if flat:
+        idx, values = idx.reshape(-1), values.reshape(-1)
+    values.requires_grad_()
+    X = torch.randn(n, 5, dtype=torch.float64, generator=gen, requires_grad=True)
+    W = torch.randn(m, 5, dtype=torch.float64, generator=gen)
+    (device_ops.ell_spmm(idx, values, X, rows=m if flat else None) * W).sum().backward()
+
+    v2, X2 = _leaf(values), _leaf(X)
+    rows = torch.arange(m).repeat_interleave(width)
+    dense = torch.zeros(m, n, dtype=torch.float64).index_put((rows, idx.reshape(-1)), v2.reshape(-1), accumulate=True)
+    ((dense @ X2) * W).sum().backward()
+    torch.testing.assert_close(X.grad, X2.grad)
+    torch.testing.assert_close(values.grad, v2.grad)
+    assert values.grad.shape == values.shape
+
+
+def test_bsr_spmm_gradient_of_x(device_ops):
+    gen = torch.Generator().manual_seed(4)
+    dense = torch.randn(12, 18, dtype=torch.float64, generator=gen) * (torch.rand(12, 18, generator=gen) < 0.3)
+    B = dense.to_sparse_bsr((3, 2))
+    X = torch.randn(18, 7, dtype=torch.float64, generator=gen, requires_grad=True)
+    W = torch.randn(12, 7, dtype=torch.float64, generator=gen)
+    (device_ops.bsr_spmm(B, X) * W).sum().backward()
+    torch.testing.assert_close(X.grad, dense.T @ W)

@@ -16,11 +16,11 @@ The argument checks are the CPU path's, with the same messages:
   non-contiguous one, or one whose data is not 16-byte aligned (the kernels load up to 16
   bytes at once), is copied on the device.
 
-Gradients: ``spmm``, ``spmv``, ``sddmm``, ``softmax`` and ``segment_sum`` record them for torch
-autograd when grad mode is on and an operand requires grad (``autograd.py``: the backward runs
-these same kernels, Aᵀ's structure made on the device once per matrix); ``ell_spmm`` and
-``bsr_spmm`` refuse to record one (not implemented on CUDA yet). ``CudaOps``
-holds the device type and the kernel source; ``ops`` is the one for CUDA (tests build one that
+Gradients: ``spmm``, ``spmv``, ``sddmm``, ``softmax``, ``segment_sum`` and ``ell_spmm`` record
+them for torch autograd when grad mode is on and an operand requires grad (``autograd.py``: the
+backward runs these same kernels, Aᵀ's structure made on the device once per matrix), and
+``bsr_spmm`` too (X's gradient only: a BSR ``A`` that requires grad is refused). ``CudaOps`` holds
+the device type and the kernel source; ``ops`` is the one for CUDA (tests build one that
 runs the same code on the CPU with the GPU kernels simulated, ``runtime/cuda/simulate.py``).
 """
 
@@ -122,6 +122,50 @@ class DeviceCsr:
             self.splits[length] = (plan.count, torch.from_numpy(plan.pieces).to(self.device),
                                    torch.from_numpy(plan.piece_ptr).to(self.device), plan.most)
         return self.splits[length]
+
+
+@dataclass(frozen=True)
+class EllMatrix:
+    """An ELL matrix's checked column indices on its device (int32, ``m * width``), its shape."""
+
+    indices: Any
+    m: int
+    n: int
+    width: int
+    dtype: str
+    device: Any
+
+    def as_csr(self) -> DeviceCsr:
+        """The same matrix as CSR (row ``i``'s entries are ``i * width ... i * width + width - 1``,
+        padding included: its stored zeros take part, as in the ELL kernel)."""
+        host = (np.arange(self.m + 1, dtype=np.int64) * self.width).astype(np.int32)
+        return DeviceCsr(_torch().from_numpy(host).to(self.device), self.indices, (self.m, self.n), self.dtype,
+                         self.m * self.width, self.width, self.device, host)
+
+
+@dataclass(frozen=True)
+class DeviceBsr:
+    """A BSR matrix's checked block structure on its device (int32 ``indptr`` and ``indices``), its
+    block shape, and its transposed structure for X's gradient, made on first use."""
+
+    indptr: Any
+    indices: Any
+    block: tuple[int, int]
+    device: Any
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def transposed(self, block_cols: int) -> tuple[Any, Any, Any]:
+        """Aᵀ's block ``indptr`` and ``indices`` and the map from its blocks to A's (``perm``)."""
+        if "transposed" not in self.derived:
+            torch = _torch()
+            columns = self.indices.long()
+            perm = torch.argsort(columns, stable=True)
+            block_rows = torch.repeat_interleave(torch.arange(self.indptr.shape[0] - 1, device=self.device),
+                                                 torch.diff(self.indptr.long()))
+            t_indptr = torch.zeros(block_cols + 1, dtype=torch.int64, device=self.device)
+            torch.cumsum(torch.bincount(columns, minlength=block_cols), 0, out=t_indptr[1:])
+            self.derived["transposed"] = (t_indptr.int(), block_rows[perm].int().contiguous(), perm)
+        return self.derived["transposed"]
 
 
 class CudaKernels:
@@ -398,7 +442,6 @@ class CudaOps:
         """ELL ``A @ X`` (see ``sparsetir.ops.ell_spmm``)."""
         from .. import _ell_shape  # the shape rules are the CPU path's
 
-        _no_gradients("ell_spmm", values, X)
         torch = _torch()
         if not isinstance(values, torch.Tensor):
             fail("ell_spmm: values", f"expected a torch tensor, got {_describe(values)}")
@@ -408,43 +451,57 @@ class CudaOps:
         device = self._device_of("ell_spmm: values", values)
         idx_host = plain(indices).cpu().numpy() if isinstance(indices, torch.Tensor) else np.asarray(indices)
         m, width = _ell_shape(tuple(idx_host.shape), tuple(values.shape), rows)
-        X = self.dense("ell_spmm: X", X, dtype, None, device)
-        n = int(X.shape[0])
+        Xk = self.dense("ell_spmm: X", X, dtype, None, device)
+        n = int(Xk.shape[0])
         idx = as_int32("ell_spmm: indices", "indices", idx_host.reshape(m * width))
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
             fail("ell_spmm: indices", f"column index {bad} is out of range for X with {n} rows")
+        ell = EllMatrix(self._to_device(idx, device), m, n, width, dtype, device)
+        if records_gradients(values, X):
+            return autograd.ell_spmm(self, ell, values, X, Xk)
+        return self.ell_spmm_on(ell, aligned(plain(values)), Xk)
+
+    def ell_spmm_on(self, ell: "EllMatrix", values: Any, X: Any) -> Any:
+        """ELL ``A @ X`` for checked indices ``ell``, ``values`` and ``X``."""
         feat = int(X.shape[1])
-        C = torch.empty((m, feat), dtype=X.dtype, device=device)
-        if m == 0 or feat == 0 or width == 0:
+        C = _torch().empty((ell.m, feat), dtype=X.dtype, device=ell.device)
+        if ell.m == 0 or feat == 0 or ell.width == 0:
             return C.zero_()
-        vals = aligned(plain(values).reshape(m, width))
-        self.kernels.run(KernelKey("ell_spmm", dtype, feat, target="cuda"), vals, X, C, self._to_device(idx, device),
-                         m, n, width)
+        self.kernels.run(KernelKey("ell_spmm", ell.dtype, feat, target="cuda"), values.reshape(ell.m, ell.width), X, C,
+                         ell.indices, ell.m, ell.n, ell.width)
         return C
 
     def bsr_spmm(self, A: Any, X: Any) -> Any:
         """BSR ``A @ X`` for a torch sparse BSR tensor ``A`` (see ``sparsetir.ops.bsr_spmm``)."""
-        _no_gradients("bsr_spmm", A, X)
         torch = _torch()
         what = "bsr_spmm: A"
         if not (isinstance(A, torch.Tensor) and A.layout == torch.sparse_bsr):
             fail(what, f"expected a torch sparse BSR tensor on a {self.device_type} device, got {_describe(A)}")
+        if records_gradients(A):
+            fail("bsr_spmm", "gradients of a BSR matrix's blocks on CUDA tensors are not implemented yet (X's gradient "
+                             "is); call it with A.detach(), under torch.no_grad(), or on CPU tensors")
         a = self.prepared.get("device_bsr", A, lambda: self._prepare_bsr(what, A))
-        indptr, indices, (br, bc), device = a
         m, n = (int(d) for d in A.shape)
         blocks = aligned(plain(A.values()))
-        dtype = _dtype(blocks)
-        X = self.dense("bsr_spmm: X", X, dtype, n, device)
+        Xk = self.dense("bsr_spmm: X", X, _dtype(blocks), n, a.device)
+        if records_gradients(X):
+            return autograd.bsr_spmm(self, a, blocks, X, Xk, (m, n))
+        return self.bsr_spmm_on(a, blocks, Xk, (m, n))
+
+    def bsr_spmm_on(self, a: "DeviceBsr", blocks: Any, X: Any, shape: tuple[int, int]) -> Any:
+        """BSR ``A @ X`` for the checked block structure ``a``, ``blocks`` and ``X``."""
+        m, n = shape
+        br, bc = a.block
         feat = int(X.shape[1])
-        C = torch.empty((m, feat), dtype=X.dtype, device=device)
+        C = _torch().empty((m, feat), dtype=X.dtype, device=a.device)
         if m == 0 or feat == 0:
             return C.zero_()
-        self.kernels.run(KernelKey("bsr_spmm", dtype, feat, (br, bc), target="cuda"), blocks, X, C, indptr, indices,
-                         m // br, n // bc, int(blocks.shape[0]))
+        self.kernels.run(KernelKey("bsr_spmm", _dtype(blocks), feat, (br, bc), target="cuda"), blocks, X, C, a.indptr,
+                         a.indices, m // br, n // bc, int(blocks.shape[0]))
         return C
 
-    def _prepare_bsr(self, what: str, A: Any) -> tuple:
+    def _prepare_bsr(self, what: str, A: Any) -> "DeviceBsr":
         values = A.values()
         if _dtype(values) not in VALUE_DTYPES:
             fail(what, f"values must be float32 or float64, got {_dtype(values)}")
@@ -454,7 +511,7 @@ class CudaOps:
         indptr = as_int32(what, "crow_indices", plain(A.crow_indices()).cpu().numpy())
         indices = as_int32(what, "col_indices", plain(A.col_indices()).cpu().numpy())
         check_structure(what, indptr, indices, m // br, n // bc, int(values.shape[0]))
-        return self._to_device(indptr, device), self._to_device(indices, device), (br, bc), device
+        return DeviceBsr(self._to_device(indptr, device), self._to_device(indices, device), (br, bc), device)
 
     def _same_pattern(self, A: Any, values: Any) -> Any:
         """A CSR matrix of ``A``'s kind with ``A``'s pattern and ``values``."""
@@ -479,12 +536,6 @@ def aligned(t: Any) -> Any:
     return t
 
 
-def _no_gradients(op: str, *operands: Any) -> None:
-    if records_gradients(*operands):
-        fail(f"{op}", f"gradients of {op} on CUDA tensors are not implemented yet (spmm, spmv, sddmm, softmax "
-                      "and segment_sum have them); call it under torch.no_grad(), or on CPU tensors")
-
-
 def _torch() -> Any:
     return sys.modules["torch"]
 
@@ -507,4 +558,5 @@ def _describe(x: Any) -> str:
 #: The ops on CUDA devices.
 ops = CudaOps()
 
-__all__ = ["ALIGNMENT", "CudaKernels", "CudaOps", "DeviceCsr", "IndexKeyed", "aligned", "on_cuda", "ops"]
+__all__ = ["ALIGNMENT", "CudaKernels", "CudaOps", "DeviceBsr", "DeviceCsr", "EllMatrix", "IndexKeyed", "aligned", "on_cuda",
+           "ops"]

@@ -9,7 +9,10 @@ same kernels (the rules are the CPU path's, ``ops/autograd.py``):
 - ``sddmm``: W = A ⊙ dO, dX = W·Y, dY = Wᵀ·X (``spmm``), dA = dO ⊙ (X Yᵀ) (``sddmm``);
 - ``spmv``:  dx = Aᵀ·g (``spmv``), dA = g[i]·x[j];
 - ``softmax``: dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` over the rows for the row sums);
-- ``segment_sum``: d values = G of each entry's segment.
+- ``segment_sum``: d values = G of each entry's segment;
+- ``ell_spmm``: dX = Aᵀ·G (``spmm`` over the transposed structure of the ELL matrix as CSR),
+  d values = G[i]·X[j] (``sddmm``; padding entries get theirs too, as on the CPU);
+- ``bsr_spmm``: dX = Aᵀ·G (``bsr_spmm`` over the transposed blocks); a BSR ``A`` is a constant.
 
 Aᵀ's structure is made on the device once per matrix (``DeviceCsr.transposed``) and its values
 are gathered from A's per backward. A torch sparse CSR ``A`` that requires grad receives
@@ -66,6 +69,16 @@ def softmax(cops: Any, A: Any, a: Any) -> Any:
 def segment_sum(cops: Any, values: Any, checked: Any, offs: np.ndarray) -> Any:
     """``cops.segment_sum`` recording the gradient of ``values``."""
     return _functions().segment_sum.apply(values, cops, checked, offs)
+
+
+def ell_spmm(cops: Any, ell: Any, values: Any, X: Any, Xk: Any) -> Any:
+    """``cops.ell_spmm`` recording gradients for ``values`` and ``X``."""
+    return _functions().ell_spmm.apply(values, X, cops, ell, Xk)
+
+
+def bsr_spmm(cops: Any, a: Any, blocks: Any, X: Any, Xk: Any, shape: tuple[int, int]) -> Any:
+    """``cops.bsr_spmm`` recording the gradient of ``X``."""
+    return _functions().bsr_spmm.apply(X, cops, a, blocks, Xk, shape)
 
 
 def _graph_input(A: Any) -> Any:
@@ -207,4 +220,42 @@ def _functions() -> Any:
             # Each value's gradient is its segment's: a broadcast, which torch's repeat_interleave does.
             return torch.repeat_interleave(G, ctx.counts, dim=0, output_size=ctx.nnz), None, None, None
 
-    return types.SimpleNamespace(spmm=Spmm, spmv=Spmv, sddmm=Sddmm, softmax=Softmax, segment_sum=SegmentSum)
+    class EllSpmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, values, X, cops, ell, Xk):
+            ctx.cops, ctx.ell, ctx.Xk, ctx.shape = cops, ell, Xk, tuple(values.shape)
+            ctx.values = _kernel_operand(values)
+            return cops.ell_spmm_on(ell, ctx.values, Xk)
+
+        @staticmethod
+        def backward(ctx, G):
+            G = _kernel_operand(G)
+            cops, ell = ctx.cops, ctx.ell
+            csr = ell.as_csr()
+            dvalues = dX = None
+            if ctx.needs_input_grad[1]:
+                dX = cops.spmm_on(*transposed_values(csr, ctx.values.reshape(-1)), G)
+            if ctx.needs_input_grad[0]:
+                dvalues = cops.sddmm_on(csr, ones(csr), G, ctx.Xk).reshape(ctx.shape)
+            return dvalues, dX, None, None, None
+
+    class BsrSpmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, X, cops, a, blocks, Xk, shape):
+            ctx.cops, ctx.a, ctx.blocks, ctx.shape = cops, a, blocks, shape
+            return cops.bsr_spmm_on(a, blocks, Xk, shape)
+
+        @staticmethod
+        def backward(ctx, G):
+            from . import DeviceBsr, aligned
+
+            G = _kernel_operand(G)
+            m, n = ctx.shape
+            br, bc = ctx.a.block
+            t_indptr, t_indices, perm = ctx.a.transposed(n // bc)
+            t = DeviceBsr(t_indptr, t_indices, (bc, br), ctx.a.device)
+            blocks = aligned(ctx.blocks.index_select(0, perm).transpose(1, 2).contiguous())
+            return ctx.cops.bsr_spmm_on(t, blocks, G, (n, m)), None, None, None, None, None
+
+    return types.SimpleNamespace(spmm=Spmm, spmv=Spmv, sddmm=Sddmm, softmax=Softmax, segment_sum=SegmentSum,
+                                 ell_spmm=EllSpmm, bsr_spmm=BsrSpmm)
