@@ -10,21 +10,21 @@ On each bundled graph (cora, citeseer, pubmed) and width 32/128/512, float32:
 - a GAT layer's chain ``ops.spmm(ops.softmax(ops.sddmm(A, H, G)), X)`` with the gradients of H,
   G and X (sparsetir only: torch has no CSR softmax).
 
-Each step is timed eagerly (CUDA events around the Python call, the median of 30 after 5
-warm-ups), the way a training loop calls it: Python's and the launches' cost is in the time.
+Each step is timed eagerly (CUDA events around the Python call, the median of 30 after
+warm-ups: ``cuda_measure.time_on_gpu`` without a graph), the way a training loop calls it: Python's and the launches' cost is in the time.
 Needs a CUDA GPU, torch and sparsetir (``tools/gpu_device_run.sh grad``).
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 
 import numpy as np
 import torch
 
 from sparsetir import data, ops
+from sparsetir.bench.cuda_measure import time_on_gpu
 
 MATRICES = ("cora", "citeseer", "pubmed")
 WIDTHS = (32, 128, 512)
@@ -35,19 +35,8 @@ def _csr(a) -> torch.Tensor:
                                    torch.from_numpy(a.data.astype(np.float32)), size=a.shape).cuda()
 
 
-def _median_ms(step, rounds: int = 30, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+def _median_ms(step) -> float:
+    return time_on_gpu(step, torch, calls=1, rounds=30, graph=False).ms
 
 
 def main() -> int:

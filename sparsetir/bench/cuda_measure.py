@@ -65,8 +65,10 @@ class Row:
         return self.peer.ms / self.ours.ms
 
 
-def time_on_gpu(call: Callable[[], Any], torch: Any, calls: int = CALLS, rounds: int = ROUNDS) -> Timing:
-    """The GPU time of one ``call()`` (module docs): graph replays, else eager batches."""
+def time_on_gpu(call: Callable[[], Any], torch: Any, calls: int = CALLS, rounds: int = ROUNDS,
+                graph: bool = True) -> Timing:
+    """The GPU time of one ``call()`` (module docs): graph replays, else (or with ``graph``
+    False: a call's Python in the time, as a training loop meets it) eager batches."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -74,20 +76,19 @@ def time_on_gpu(call: Callable[[], Any], torch: Any, calls: int = CALLS, rounds:
             call()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    try:
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(calls):
-                call()
-        run, method = graph.replay, "graph"
-    except Exception:  # noqa: BLE001 - any capture failure: time it eagerly instead
-        torch.cuda.synchronize()
+    def eager() -> None:
+        for _ in range(calls):
+            call()
 
-        def run() -> None:
-            for _ in range(calls):
-                call()
-
-        method = "eager"
+    run, method = eager, "eager"
+    if graph:
+        try:
+            captured = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(captured):
+                eager()
+            run, method = captured.replay, "graph"
+        except Exception:  # noqa: BLE001 - any capture failure: time it eagerly instead
+            torch.cuda.synchronize()
     run()
     torch.cuda.synchronize()
     times = []

@@ -7,7 +7,7 @@ same kernels (the rules are the CPU path's, ``ops/autograd.py``):
 
 - ``spmm``:  dX = Aᵀ·G (``spmm`` over the transposed structure), dA = G[i]·X[j] (``sddmm``);
 - ``sddmm``: W = A ⊙ dO, dX = W·Y, dY = Wᵀ·X (``spmm``), dA = dO ⊙ (X Yᵀ) (``sddmm``);
-- ``spmv``:  dx = Aᵀ·g (``spmv``), dA = g[i]·x[j];
+- ``spmv``:  ``spmm``'s with ``x`` as one column (the same kernels at width 1);
 - ``softmax``: dV = P ⊙ (dP − rowsum(dP ⊙ P)) (``segment_sum`` over the rows for the row sums);
 - ``segment_sum``: d values = G of each entry's segment;
 - ``ell_spmm``: dX = Aᵀ·G (``spmm`` over the transposed structure of the ELL matrix as CSR),
@@ -51,8 +51,8 @@ def spmm(cops: Any, A: Any, a: Any, X: Any, Xk: Any) -> Any:
 
 
 def spmv(cops: Any, A: Any, a: Any, x: Any, xk: Any) -> Any:
-    """``cops.spmv`` recording gradients."""
-    return _functions().spmv.apply(_graph_input(A), x, cops, A, a, xk)
+    """``cops.spmv`` recording gradients: ``spmm``'s, with ``x`` as one column."""
+    return spmm(cops, A, a, x.unsqueeze(1), xk.reshape(-1, 1)).squeeze(1)
 
 
 def sddmm(cops: Any, A: Any, a: Any, X: Any, Y: Any, Xk: Any, Yk: Any) -> Any:
@@ -152,24 +152,6 @@ def _functions() -> Any:
                 dA = grad_of(ctx.A, cops.sddmm_on(a, ones(a), G, ctx.Xk))
             return dA, dX, None, None, None, None
 
-    class Spmv(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, A_in, x, cops, A, a, xk):
-            ctx.cops, ctx.A, ctx.a, ctx.xk = cops, A, a, xk
-            ctx.values = cops.values(A)
-            return cops.spmv_on(a, ctx.values, xk)
-
-        @staticmethod
-        def backward(ctx, g):
-            g = _kernel_operand(g)
-            cops, a = ctx.cops, ctx.a
-            dA = dx = None
-            if ctx.needs_input_grad[1]:
-                dx = cops.spmv_on(*transposed_values(a, ctx.values), g)
-            if ctx.needs_input_grad[0]:
-                dA = grad_of(ctx.A, g.index_select(0, a.rows()) * ctx.xk.index_select(0, a.indices))
-            return dA, dx, None, None, None, None
-
     class Sddmm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_in, X, Y, cops, A, a, Xk, Yk):
@@ -257,5 +239,5 @@ def _functions() -> Any:
             blocks = aligned(ctx.blocks.index_select(0, perm).transpose(1, 2).contiguous())
             return ctx.cops.bsr_spmm_on(t, blocks, G, (n, m)), None, None, None, None, None
 
-    return types.SimpleNamespace(spmm=Spmm, spmv=Spmv, sddmm=Sddmm, softmax=Softmax, segment_sum=SegmentSum,
+    return types.SimpleNamespace(spmm=Spmm, sddmm=Sddmm, softmax=Softmax, segment_sum=SegmentSum,
                                  ell_spmm=EllSpmm, bsr_spmm=BsrSpmm)
