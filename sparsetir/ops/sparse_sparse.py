@@ -17,7 +17,8 @@ in place is not seen (call ``sparsetir.ops.forget(A)`` for that matrix or tensor
 The output's indices are sorted and its index arrays are the output's own. Entries that cancel
 to 0 are kept (SciPy drops them from ``A @ B`` and ``A + B``): the pattern is the structural one.
 ``spgemm`` takes unsorted rows and repeated columns (they add up, as in SciPy); ``add``,
-``multiply`` and a mask need sorted rows without repeats and refuse others, naming the row.
+``multiply`` and a mask merge sorted rows without repeats: a SciPy operand with others is
+sorted into a copy first (``compute``), a torch one is refused, naming the row.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..runtime.launch import launch
 from ..runtime.partition import row_partition
 from ..runtime.target import host_target, num_threads
 from . import sparse_sparse_scripts as scripts
+from ..errors import ArgumentError
 from .csr_tensors import CsrTensors
 from .inputs import (
     VALUE_DTYPES, as_int32, check_structure, check_torch_csr, fail, is_torch_tensor, own_int32, plain, prepare_csr,
@@ -282,10 +284,11 @@ def _same_kind(op: str, a: Operand, b: Operand) -> None:
 
 def sorted_rows(what: str, csr: Any) -> None:
     """Refuse a structure with a row whose column indices are not strictly increasing (out of
-    order or repeated), naming the first such row; checked once per structure (O(nnz))."""
+    order or repeated), naming the first such row (``UnsortedRows``); checked once per
+    structure (O(nnz))."""
     problem = symbolic.get("sorted", (csr,), lambda: _unsorted_row(csr))
     if problem is not None:
-        fail(what, problem)
+        raise UnsortedRows(f"{what}: {problem}", what.rsplit(": ", 1)[-1])
 
 
 def _unsorted_row(csr: Any) -> Optional[str]:
@@ -499,6 +502,15 @@ def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
     return Merge(indptr, part)
 
 
+class UnsortedRows(ArgumentError):
+    """A merge operand with a row out of order or a repeated column (``compute`` sorts a copy of
+    a SciPy one and goes on); ``operand`` is "A", "B" or "mask"."""
+
+    def __init__(self, message: str, operand: str) -> None:
+        super().__init__(message)
+        self.operand = operand
+
+
 def _refuse_rows(op: str, a: Operand, b: Operand) -> None:
     """Name the first problem ``merge_count`` found: a column out of range or a row out of order."""
     for name, x in (("A", a), ("B", b)):
@@ -506,7 +518,7 @@ def _refuse_rows(op: str, a: Operand, b: Operand) -> None:
         check_structure(f"{op}: {name}", csr.indptr, csr.indices, *csr.shape, csr.nnz)  # a column out of range
         problem = _unsorted_row(csr)
         if problem is not None:
-            fail(f"{op}: {name}", problem)
+            raise UnsortedRows(f"{op}: {name}: {problem}", name)
     raise AssertionError(f"{op}: the merge refused a row that the checks accept")  # a bug of ours
 
 
@@ -651,7 +663,27 @@ def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False, ordered: 
     """``op`` on ``A`` and ``B`` (and ``mask``): the result, the operands and the result's
     pattern (``sources``: one ``gradients`` can read after the call: for ``add``/``multiply``,
     one that says where each entry comes from; for ``spgemm``, one kept in the cache, whose
-    columns the result does not own)."""
+    columns the result does not own).
+
+    The merges (``add``, ``multiply``, a mask) need sorted rows without repeated columns. A
+    SciPy operand that has others (SciPy's own products leave rows unsorted) is taken as SciPy
+    takes it: a copy, its repeats summed and its rows sorted (``sum_duplicates``), on every
+    call; a torch one is refused, naming the row (torch keeps its CSR tensors sorted)."""
+    operands = {"A": A, "B": B, "mask": mask}
+    while True:
+        try:
+            return _compute(op, operands["A"], operands["B"], operands["mask"], sources, ordered)
+        except UnsortedRows as unsorted:
+            x = operands[unsorted.operand]
+            if getattr(x, "format", None) != "csr" or is_torch_tensor(x) or x is not {"A": A, "B": B, "mask": mask}[
+                    unsorted.operand]:
+                raise  # torch's, or a copy already sorted (a bug of ours if so)
+            x = x.copy()
+            x.sum_duplicates()
+            operands[unsorted.operand] = x
+
+
+def _compute(op: str, A: Any, B: Any, mask: Any, sources: bool, ordered: bool) -> tuple[Any, Operand, Operand, Pattern]:
     merge = op != "spgemm"
     a, b = operand(f"{op}: A", A, merge=merge), operand(f"{op}: B", B, merge=merge)
     _same_kind(op, a, b)

@@ -328,14 +328,40 @@ def _chunked(M, parts):
     return sparse_sparse.Pattern(M.indptr, M.indices, M.shape, row_partition(M.indptr, parts))
 
 
-def test_add_and_multiply_refuse_unsorted_rows_naming_the_row():
-    A = sp.csr_matrix((np.ones(4), np.array([0, 1, 2, 0]), np.array([0, 2, 4])), shape=(2, 3))
-    B = sp.csr_matrix((2, 3))
+def test_add_and_multiply_sort_a_copy_of_unsorted_scipy_rows():
+    # Rows out of order and repeated columns, as SciPy's own products leave them: taken as SciPy
+    # takes them (the repeats add up), the inputs untouched, the result sorted.
+    A = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 2, 0]), np.array([0, 2, 4])), shape=(2, 3))
+    R = sp.csr_matrix((np.array([5.0, 6.0, 7.0]), np.array([1, 1, 2]), np.array([0, 3, 3])), shape=(2, 3))
+    kept = [(M.data.copy(), M.indices.copy(), M.indptr.copy()) for M in (A, R)]
+    for got, want in [(ops.add(A, R), A + R), (ops.multiply(A, R), A.multiply(R)), (ops.add(R, R), R + R),
+                      (ops.multiply(R, A), R.multiply(A))]:
+        _same(got, sp.csr_matrix(want))
+    for M, (data, indices, indptr) in zip((A, R), kept):
+        np.testing.assert_array_equal(M.data, data)
+        np.testing.assert_array_equal(M.indices, indices)
+        np.testing.assert_array_equal(M.indptr, indptr)
+    P = random_csr(40, 30, 0.2, 5, np.float64) @ random_csr(30, 50, 0.2, 6, np.float64)  # SciPy: rows unsorted
+    Q = random_csr(40, 50, 0.1, 7, np.float64)
+    _same(ops.add(P, Q), P + Q)
+    X, Y = random_csr(40, 30, 0.2, 8, np.float64), random_csr(30, 50, 0.2, 9, np.float64)
+    C = ops.spgemm(X, Y, mask=P)  # a mask with unsorted rows: the result has its pattern, sorted
+    S = P.sorted_indices()
+    np.testing.assert_array_equal(C.indptr, S.indptr)
+    np.testing.assert_array_equal(C.indices, S.indices)
+    np.testing.assert_allclose(C.toarray(), (X @ Y).toarray() * (S.toarray() != 0), atol=1e-12)
+
+
+def test_add_and_multiply_refuse_unsorted_torch_rows_naming_the_row():
+    torch = pytest.importorskip("torch")
+    A = torch.sparse_csr_tensor(torch.tensor([0, 2, 4]), torch.tensor([0, 1, 2, 0]), torch.ones(4, dtype=torch.float64),
+                                size=(2, 3), check_invariants=False)
+    B = torch.sparse_csr_tensor(torch.tensor([0, 0, 0]), torch.tensor([], dtype=torch.int64),
+                                torch.ones(0, dtype=torch.float64), size=(2, 3))
     with pytest.raises(sparsetir.ArgumentError, match=r"add: A: row 1 is not sorted: column 0 comes after column 2"):
         ops.add(A, B)
-    R = sp.csr_matrix((np.ones(3), np.array([1, 1, 2]), np.array([0, 3, 3])), shape=(2, 3))
-    with pytest.raises(sparsetir.ArgumentError, match=r"multiply: B: row 0 .*column 1 is repeated"):
-        ops.multiply(B, R)
+    with pytest.raises(sparsetir.ArgumentError, match=r"multiply: B: row 1 is not sorted"):
+        ops.multiply(B, A)
 
 
 # --- mask ---------------------------------------------------------------------------------------
@@ -523,6 +549,16 @@ def test_the_merge_checks_every_entry_of_both_operands(op):
         indices = columns.copy()
         indices[4 * row + 3] = value  # the row's last entry, past every column of ``other``
         B = sp.csr_matrix((np.ones(4 * m), indices, np.arange(0, 4 * m + 1, 4, dtype=np.int32)), shape=(m, 40))
+        if value == 10:  # a repeated column: SciPy's operands are sorted into a copy, as SciPy takes them
+            reference = OPS[op][1]
+            _same(fn(other, B), sp.csr_matrix(reference(other, B)))
+            _same(fn(B, other), sp.csr_matrix(reference(B, other)))
+            Bt, Ot = (torch.sparse_csr_tensor(torch.from_numpy(M.indptr).long(), torch.from_numpy(M.indices).long(),
+                                              torch.from_numpy(M.data), size=M.shape, check_invariants=False)
+                      for M in (B, other))
+            with pytest.raises(sparsetir.ArgumentError, match=rf"{op}: B: {message}"):
+                fn(Ot, Bt)
+            continue
         with pytest.raises(sparsetir.ArgumentError, match=rf"{op}: B: {message}"):
             fn(other, B)
         with pytest.raises(sparsetir.ArgumentError, match=rf"{op}: A: {message}"):
