@@ -524,12 +524,24 @@ def _pick(rng: random.Random) -> Mutator:
     return rng.choices(funcs, weights)[0]
 
 
+#: The longest mutant: twice the parser's own limit (``sparsetir.script.source.MAX_SCRIPT_CHARS``,
+#: 10 M characters, refused at once; the harness does not import sparsetir). A longer one checks
+#: nothing more and costs seconds to send to a worker (seed 93002 made a 1 GB mutant, a long
+#: name over a deep expression, which counted as a hang).
+MAX_MUTANT_CHARS = 20_000_000
+
+
 def mutate(text: str, rng: random.Random) -> tuple[str, list[str]]:
-    """The mutant of ``text``: one mutation (70%) or a combination of two to four."""
+    """The mutant of ``text``: one mutation (70%) or a combination of two to four; one longer
+    than ``MAX_MUTANT_CHARS`` is cut there, and mutated no further."""
     count = 1 if rng.random() < 0.7 else rng.choice([2, 2, 3, 4])
     applied = []
     for _ in range(count):
         mutator = _pick(rng)
         text = mutator(text, rng)
         applied.append(mutator.__name__)
+        if len(text) > MAX_MUTANT_CHARS:
+            text = text[:MAX_MUTANT_CHARS]
+            applied.append("cut")
+            break
     return text, applied

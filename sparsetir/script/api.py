@@ -8,7 +8,7 @@ from typing import Any, Mapping, Union
 from ..errors import InternalError, ScriptError, SparseTIRError
 from ..ir.function import SparseFunction
 from .parser import parse_module
-from .source import Source
+from .source import MAX_SCRIPT_CHARS, Source
 
 
 def parse(
@@ -41,6 +41,12 @@ def parse(
 
 
 def parse_file(path: Union[str, Path], *, spans: bool = True) -> Union[SparseFunction, dict[str, SparseFunction]]:
-    """Parse a script file from disk; errors name the file (``spans``: as for ``parse``)."""
+    """Parse a script file from disk; errors name the file (``spans``: as for ``parse``). A file
+    too large to hold a script that is read (over ``MAX_SCRIPT_CHARS`` characters of at most 4
+    bytes each) is refused before it is read."""
     path = Path(path)
+    size = path.stat().st_size
+    if size > 4 * MAX_SCRIPT_CHARS:
+        raise ScriptError(f"the script file is {size:,} bytes long; at most {MAX_SCRIPT_CHARS:,} characters are read "
+                          "(split it into several files)", str(path), 1, 1)
     return parse(path.read_text(), str(path), spans=spans)

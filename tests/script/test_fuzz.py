@@ -165,6 +165,22 @@ def test_mutants_are_deterministic(corpus: Corpus):
     assert {m.stage for m in mutants(corpus, 7, 40)} == {1, 2}
 
 
+def test_a_mutant_past_twice_the_script_limit_is_cut_there(monkeypatch):
+    from sparsetir.script.source import MAX_SCRIPT_CHARS
+
+    assert mutators.MAX_MUTANT_CHARS == 2 * MAX_SCRIPT_CHARS
+    grow = lambda text, rng: text * 1000  # noqa: E731
+    grow.__name__ = "grow"
+    monkeypatch.setattr(mutators, "MUTATORS", [(grow, 1)])
+    monkeypatch.setattr(mutators, "MAX_MUTANT_CHARS", 50_000)
+    rng = random.Random(1)
+    for _ in range(20):
+        text, applied = mutators.mutate("x = 1\n", rng)
+        assert len(text) <= 50_000
+        if len(applied) > 1:  # grown past the cap: cut, and mutated no further
+            assert applied[-1] == "cut" and len(text) == 50_000
+
+
 @pytest.mark.parametrize("mutator", [m for m, _ in mutators.MUTATORS], ids=lambda m: m.__name__)
 def test_each_mutator_changes_some_seed(corpus: Corpus, mutator):
     rng = random.Random(3)

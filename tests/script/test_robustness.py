@@ -174,6 +174,27 @@ def test_a_script_longer_than_the_limit_is_refused_before_it_is_parsed():
     assert (err.line, err.col) == (1, 1)
 
 
+def test_a_script_file_too_large_to_read_is_refused_before_it_is_read(tmp_path):
+    """A fuzzed 1 GB script (a long name over a deep expression, seed 93002) took 5 s to read from
+    disk before its length was refused; a file of more bytes than the longest script read can
+    hold (4 bytes a character) is refused by its size."""
+    import time
+
+    from sparsetir.script.source import MAX_SCRIPT_CHARS
+
+    path = tmp_path / "huge.py"
+    with path.open("wb") as f:
+        f.truncate(4 * MAX_SCRIPT_CHARS + 1)  # a sparse file: no data written
+    start = time.perf_counter()
+    with pytest.raises(ScriptError) as info:
+        sparsetir.parse_file(path)
+    assert time.perf_counter() - start < 0.1
+    err = info.value
+    assert err.message == (f"the script file is {4 * MAX_SCRIPT_CHARS + 1:,} bytes long; at most {MAX_SCRIPT_CHARS:,} "
+                           "characters are read (split it into several files)")
+    assert (err.filename, err.line, err.col) == (str(path), 1, 1)
+
+
 def test_a_line_of_too_many_tokens_is_refused_at_its_line_before_it_is_parsed():
     """A fuzzed 1.8 MB line (a comparison chained 10,000 times over a long operand, seed 92001)
     took 14 s to refuse: Python's parser alone took 3 s over its 700,000 nodes."""
