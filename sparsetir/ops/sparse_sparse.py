@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..runtime import output_pool
 from ..runtime.build import build_stage3
 from ..runtime.kernel import Kernel
@@ -39,7 +40,6 @@ from ..runtime.launch import launch
 from ..runtime.partition import row_partition
 from ..runtime.target import host_target, num_threads
 from . import sparse_sparse_scripts as scripts
-from ..errors import ArgumentError
 from .csr_tensors import CsrTensors
 from .inputs import (
     VALUE_DTYPES, as_int32, check_structure, check_torch_csr, fail, is_torch_tensor, own_int32, plain, prepare_csr,

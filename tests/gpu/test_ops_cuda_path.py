@@ -134,7 +134,7 @@ def test_argument_errors_match_the_cpu_path(device_ops):
         device_ops.spmm(A, np.zeros((a.shape[1], 4), np.float32))
     dense = torch.randn(6, 6) * (torch.rand(6, 6) < 0.5)
     B = dense.to_sparse_bsr((3, 2)).requires_grad_()
-    with pytest.raises(ArgumentError, match="bsr_spmm: gradients of a BSR matrix's blocks on CUDA tensors are not "
+    with pytest.raises(ArgumentError, match="bsr_spmm: A: gradients of a BSR matrix's blocks on CUDA tensors are not "
                                             "implemented yet"):
         device_ops.bsr_spmm(B, torch.randn(6, 5))
 
@@ -305,3 +305,38 @@ def test_bsr_spmm_gradient_of_x(device_ops):
     W = torch.randn(12, 7, dtype=torch.float64, generator=gen)
     (device_ops.bsr_spmm(B, X) * W).sum().backward()
     torch.testing.assert_close(X.grad, dense.T @ W)
+
+
+def test_an_operand_edited_in_place_before_the_backward_is_refused(device_ops):
+    a, A = _csr(dtype=np.float64)
+    A.requires_grad_()
+    X = torch.randn(a.shape[1], 4, dtype=torch.float64, requires_grad=True)
+    H = X * 1
+    out = device_ops.spmm(A, H)
+    H.mul_(10)  # the gradient of A would read the edited H
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+    values = torch.from_numpy(a.data.copy()).requires_grad_()
+    C = ops.CsrTensors(A.crow_indices(), A.col_indices(), values, tuple(A.shape))
+    P = device_ops.softmax(C)
+    P.values.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        P.values.sum().backward()
+
+
+def test_spmv_takes_a_dlpack_vector_beside_a_matrix_that_needs_a_gradient(device_ops):
+    a, A = _csr(dtype=np.float64)
+    A.requires_grad_()
+    x = torch.randn(a.shape[1], dtype=torch.float64)
+
+    class Producer:  # a DLPack producer that is not a torch tensor
+        def __dlpack__(self, **kw):
+            return x.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return x.__dlpack_device__()
+
+    device_ops.spmv(A, Producer()).sum().backward()
+    D, mask = _dense_twin(A)
+    (D @ x).sum().backward()
+    torch.testing.assert_close(A.grad.to_dense(), D.grad * mask)

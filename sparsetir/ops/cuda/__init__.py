@@ -479,7 +479,7 @@ class CudaOps:
         if not (isinstance(A, torch.Tensor) and A.layout == torch.sparse_bsr):
             fail(what, f"expected a torch sparse BSR tensor on a {self.device_type} device, got {_describe(A)}")
         if records_gradients(A):
-            fail("bsr_spmm", "gradients of a BSR matrix's blocks on CUDA tensors are not implemented yet (X's gradient "
+            fail(what, "gradients of a BSR matrix's blocks on CUDA tensors are not implemented yet (X's gradient "
                              "is); call it with A.detach(), under torch.no_grad(), or on CPU tensors")
         a = self.prepared.get("device_bsr", A, lambda: self._prepare_bsr(what, A))
         m, n = (int(d) for d in A.shape)

@@ -14,8 +14,11 @@ same kernels (the rules are the CPU path's, ``ops/autograd.py``):
   d values = G[i]·X[j] (``sddmm``; padding entries get theirs too, as on the CPU);
 - ``bsr_spmm``: dX = Aᵀ·G (``bsr_spmm`` over the transposed blocks); a BSR ``A`` is a constant.
 
-Aᵀ's structure is made on the device once per matrix (``DeviceCsr.transposed``) and its values
-are gathered from A's per backward. A torch sparse CSR ``A`` that requires grad receives
+Aᵀ's structure is made on the device once per matrix (``DeviceCsr.transposed``; an ELL matrix's
+per backward, as on the CPU: its index tensor is no object to keep it with) and its values are
+gathered from A's per backward. The tensors a backward reads are saved with
+``save_for_backward``, so an in-place edit of one before the backward (an operand, A's values)
+is refused by torch, as on the CPU path. A torch sparse CSR ``A`` that requires grad receives
 ``A.grad`` as a sparse CSR tensor with ``A``'s pattern (as ``torch.sparse.mm`` gives it); for
 ``CsrTensors``, its ``values`` tensor receives the gradient of its entries, and a sparse result
 is a ``CsrTensors`` whose ``values`` carry the graph.
@@ -52,7 +55,9 @@ def spmm(cops: Any, A: Any, a: Any, X: Any, Xk: Any) -> Any:
 
 def spmv(cops: Any, A: Any, a: Any, x: Any, xk: Any) -> Any:
     """``cops.spmv`` recording gradients: ``spmm``'s, with ``x`` as one column."""
-    return spmm(cops, A, a, x.unsqueeze(1), xk.reshape(-1, 1)).squeeze(1)
+    column = xk.reshape(-1, 1)
+    given = x.unsqueeze(1) if isinstance(x, sys.modules["torch"].Tensor) else column  # a DLPack x: no gradient
+    return spmm(cops, A, a, given, column).squeeze(1)
 
 
 def sddmm(cops: Any, A: Any, a: Any, X: Any, Y: Any, Xk: Any, Yk: Any) -> Any:
@@ -137,54 +142,60 @@ def _functions() -> Any:
     class Spmm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_in, X, cops, A, a, Xk):
-            ctx.cops, ctx.A, ctx.a, ctx.Xk = cops, A, a, Xk
-            ctx.values = cops.values(A)
-            return cops.spmm_on(a, ctx.values, Xk)
+            ctx.cops, ctx.A, ctx.a = cops, A, a
+            values = cops.values(A)
+            ctx.save_for_backward(values, Xk)
+            return cops.spmm_on(a, values, Xk)
 
         @staticmethod
         def backward(ctx, G):
             G = _kernel_operand(G)
             cops, a = ctx.cops, ctx.a
+            values, Xk = ctx.saved_tensors
             dA = dX = None
             if ctx.needs_input_grad[1]:
-                dX = cops.spmm_on(*transposed_values(a, ctx.values), G)
+                dX = cops.spmm_on(*transposed_values(a, values), G)
             if ctx.needs_input_grad[0]:
-                dA = grad_of(ctx.A, cops.sddmm_on(a, ones(a), G, ctx.Xk))
+                dA = grad_of(ctx.A, cops.sddmm_on(a, ones(a), G, Xk))
             return dA, dX, None, None, None, None
 
     class Sddmm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_in, X, Y, cops, A, a, Xk, Yk):
-            ctx.cops, ctx.A, ctx.a, ctx.Xk, ctx.Yk = cops, A, a, Xk, Yk
-            ctx.values = cops.values(A)
-            out = cops.sddmm_on(a, ctx.values, Xk, Yk)
+            ctx.cops, ctx.A, ctx.a = cops, A, a
+            values = cops.values(A)
+            ctx.save_for_backward(values, Xk, Yk)
+            out = cops.sddmm_on(a, values, Xk, Yk)
             return out if type(A) is CsrTensors else cops._same_pattern(A, out)
 
         @staticmethod
         def backward(ctx, dO):
             cops, a = ctx.cops, ctx.a
+            values, Xk, Yk = ctx.saved_tensors
             d = entry_grads(dO, a)
             dA = dX = dY = None
             if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-                W = ctx.values * d
+                W = values * d
                 if ctx.needs_input_grad[1]:
-                    dX = cops.spmm_on(a, W, ctx.Yk)
+                    dX = cops.spmm_on(a, W, Yk)
                 if ctx.needs_input_grad[2]:
-                    dY = cops.spmm_on(*transposed_values(a, W), ctx.Xk)
+                    dY = cops.spmm_on(*transposed_values(a, W), Xk)
             if ctx.needs_input_grad[0]:
-                dA = grad_of(ctx.A, cops.sddmm_on(a, d, ctx.Xk, ctx.Yk))
+                dA = grad_of(ctx.A, cops.sddmm_on(a, d, Xk, Yk))
             return dA, dX, dY, None, None, None, None, None
 
     class Softmax(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_in, cops, A, a):
             ctx.cops, ctx.A, ctx.a = cops, A, a
-            ctx.P = cops.softmax_on(a, cops.values(A))
-            return ctx.P if type(A) is CsrTensors else cops._same_pattern(A, ctx.P)
+            P = cops.softmax_on(a, cops.values(A))
+            ctx.save_for_backward(P)
+            return P if type(A) is CsrTensors else cops._same_pattern(A, P)
 
         @staticmethod
         def backward(ctx, dP):
-            cops, a, P = ctx.cops, ctx.a, ctx.P
+            cops, a = ctx.cops, ctx.a
+            (P,) = ctx.saved_tensors
             d = entry_grads(dP, a)
             dot = cops.row_sums(a, d * P)  # rowsum(dP ⊙ P), one per row
             dV = (d - dot.index_select(0, a.rows())) * P
@@ -205,20 +216,22 @@ def _functions() -> Any:
     class EllSpmm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, values, X, cops, ell, Xk):
-            ctx.cops, ctx.ell, ctx.Xk, ctx.shape = cops, ell, Xk, tuple(values.shape)
-            ctx.values = _kernel_operand(values)
-            return cops.ell_spmm_on(ell, ctx.values, Xk)
+            ctx.cops, ctx.ell, ctx.shape = cops, ell, tuple(values.shape)
+            checked = _kernel_operand(values)
+            ctx.save_for_backward(checked, Xk)
+            return cops.ell_spmm_on(ell, checked, Xk)
 
         @staticmethod
         def backward(ctx, G):
             G = _kernel_operand(G)
             cops, ell = ctx.cops, ctx.ell
+            values, Xk = ctx.saved_tensors
             csr = ell.as_csr()
             dvalues = dX = None
             if ctx.needs_input_grad[1]:
-                dX = cops.spmm_on(*transposed_values(csr, ctx.values.reshape(-1)), G)
+                dX = cops.spmm_on(*transposed_values(csr, values.reshape(-1)), G)
             if ctx.needs_input_grad[0]:
-                dvalues = cops.sddmm_on(csr, ones(csr), G, ctx.Xk).reshape(ctx.shape)
+                dvalues = cops.sddmm_on(csr, ones(csr), G, Xk).reshape(ctx.shape)
             return dvalues, dX, None, None, None
 
     class BsrSpmm(torch.autograd.Function):
