@@ -30,6 +30,13 @@ def uses_var(expr: Any, var: Var) -> bool:
     return contains(expr, lambda n: isinstance(n, Var) and n.same_as(var))
 
 
+def vars_of(expr: Any) -> list[Var]:
+    """The variables ``expr`` mentions."""
+    found: list[Var] = []
+    structural_walk(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
+    return found
+
+
 def uses_any(expr: Any, vars_: list[Var]) -> bool:
     """True when ``expr`` mentions any of ``vars_``."""
     return contains(expr, lambda n: isinstance(n, Var) and any(n.same_as(v) for v in vars_))

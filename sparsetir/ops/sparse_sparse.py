@@ -669,18 +669,17 @@ def compute(op: str, A: Any, B: Any, mask: Any, sources: bool = False, ordered: 
     SciPy operand that has others (SciPy's own products leave rows unsorted) is taken as SciPy
     takes it: a copy, its repeats summed and its rows sorted (``sum_duplicates``), on every
     call; a torch one is refused, naming the row (torch keeps its CSR tensors sorted)."""
-    operands = {"A": A, "B": B, "mask": mask}
+    operands, sorted_copies = {"A": A, "B": B, "mask": mask}, set()
     while True:
         try:
             return _compute(op, operands["A"], operands["B"], operands["mask"], sources, ordered)
         except UnsortedRows as unsorted:
-            x = operands[unsorted.operand]
-            if getattr(x, "format", None) != "csr" or is_torch_tensor(x) or x is not {"A": A, "B": B, "mask": mask}[
-                    unsorted.operand]:
-                raise  # torch's, or a copy already sorted (a bug of ours if so)
-            x = x.copy()
-            x.sum_duplicates()
-            operands[unsorted.operand] = x
+            name, x = unsorted.operand, operands[unsorted.operand]
+            if getattr(x, "format", None) != "csr" or name in sorted_copies:
+                raise  # torch's (or a sorted copy refused: a bug of ours)
+            operands[name] = x.copy()
+            operands[name].sum_duplicates()
+            sorted_copies.add(name)
 
 
 def _compute(op: str, A: Any, B: Any, mask: Any, sources: bool, ordered: bool) -> tuple[Any, Operand, Operand, Pattern]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .._tvm import s_tir, structural_equal, structural_map, structural_walk, tirx, tvm
 from ..errors import LoweringError
-from ..ir.analysis import has_thread_binding, uses_any, uses_var
+from ..ir.analysis import has_thread_binding, uses_any, uses_var, vars_of
 from ..ir.iteration import ITER_TYPE, REDUCE
 from .atomic_updates import atomic_accumulations
 
@@ -76,7 +76,7 @@ def _spatial_conditions(kernel: Any) -> dict[str, list]:
                    if int(iv.iter_type) == ITER_TYPE[REDUCE]]
         if not reduced:
             return
-        loops = _vars(reduced)
+        loops = [v for value in reduced for v in vars_of(value)]
         found[str(block.name_hint)] = [c for c in _conjuncts(realize.predicate) if not uses_any(c, loops)]
 
     structural_walk(kernel, [(s_tir.SBlockRealize, on_realize)])
@@ -113,13 +113,6 @@ def _conjuncts(expr: Any) -> list:
     if isinstance(expr, tirx.IntImm) and int(expr.value) == 1:
         return []
     return [expr]
-
-
-def _vars(exprs: list) -> list:
-    found: list = []
-    for e in exprs:
-        structural_walk(e, [(tirx.Var, found.append)])
-    return found
 
 
 def _atomic_racing_reductions(kernel: Any) -> Any:

@@ -139,6 +139,11 @@ def _functions() -> Any:
     def ones(a: Any) -> Any:
         return torch.ones(a.nnz, dtype=getattr(torch, a.dtype), device=a.device)
 
+    def spmm_grads(cops: Any, a: Any, values: Any, X: Any, G: Any, of_values: bool, of_x: bool) -> tuple[Any, Any]:
+        """SpMM's gradients for the structure ``a``: its entries' (G[i]·X[j]) and X's (Aᵀ·G)."""
+        return (cops.sddmm_on(a, ones(a), G, X) if of_values else None,
+                cops.spmm_on(*transposed_values(a, values), G) if of_x else None)
+
     class Spmm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, A_in, X, cops, A, a, Xk):
@@ -150,14 +155,9 @@ def _functions() -> Any:
         @staticmethod
         def backward(ctx, G):
             G = _kernel_operand(G)
-            cops, a = ctx.cops, ctx.a
             values, Xk = ctx.saved_tensors
-            dA = dX = None
-            if ctx.needs_input_grad[1]:
-                dX = cops.spmm_on(*transposed_values(a, values), G)
-            if ctx.needs_input_grad[0]:
-                dA = grad_of(ctx.A, cops.sddmm_on(a, ones(a), G, Xk))
-            return dA, dX, None, None, None, None
+            dvalues, dX = spmm_grads(ctx.cops, ctx.a, values, Xk, G, *ctx.needs_input_grad[:2])
+            return None if dvalues is None else grad_of(ctx.A, dvalues), dX, None, None, None, None
 
     class Sddmm(torch.autograd.Function):
         @staticmethod
@@ -224,15 +224,9 @@ def _functions() -> Any:
         @staticmethod
         def backward(ctx, G):
             G = _kernel_operand(G)
-            cops, ell = ctx.cops, ctx.ell
             values, Xk = ctx.saved_tensors
-            csr = ell.as_csr()
-            dvalues = dX = None
-            if ctx.needs_input_grad[1]:
-                dX = cops.spmm_on(*transposed_values(csr, values.reshape(-1)), G)
-            if ctx.needs_input_grad[0]:
-                dvalues = cops.sddmm_on(csr, ones(csr), G, Xk).reshape(ctx.shape)
-            return dvalues, dX, None, None, None
+            dvalues, dX = spmm_grads(ctx.cops, ctx.ell.as_csr(), values.reshape(-1), Xk, G, *ctx.needs_input_grad[:2])
+            return None if dvalues is None else dvalues.reshape(ctx.shape), dX, None, None, None
 
     class BsrSpmm(torch.autograd.Function):
         @staticmethod

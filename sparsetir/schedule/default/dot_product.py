@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..schedule import Schedule
-from .facts import BlockFacts, Nest, gathered_rows, inner_loop, vars_of
+from ...ir.analysis import vars_of
+from .facts import BlockFacts, Nest, gathered_rows, inner_loop
 from .prefetch import DOT
 from .register_tile import vector_width
 from .rule import Context, Rule

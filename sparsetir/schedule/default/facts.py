@@ -225,13 +225,6 @@ def _indptr_difference(extent: Any, row: Var) -> Optional[str]:
     return str(hi.source.name)
 
 
-def vars_of(expr: Any) -> list[Var]:
-    """The variables ``expr`` mentions."""
-    found: list[Var] = []
-    structural_walk(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
-    return found
-
-
 @dataclass(frozen=True)
 class InnerLoop:
     """A block's innermost loop, when its extent is a constant and an iterator is bound to it,

@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import Optional
 
 from ..._tvm import Var
-from ...ir.analysis import reads_data, same_indices
+from ...ir.analysis import reads_data, same_indices, vars_of
 from ..schedule import Schedule
-from .facts import BlockFacts, Nest, vars_of
+from .facts import BlockFacts, Nest
 from .rule import Context, Rule
 
 

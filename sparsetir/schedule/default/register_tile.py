@@ -22,7 +22,8 @@ from typing import Any, Optional, Sequence
 
 from ...runtime.build import MAX_EXPANDED_NODES
 from ..schedule import Schedule
-from .facts import BlockFacts, InnerLoop, Nest, gathered_rows, inner_loop, vars_of
+from ...ir.analysis import vars_of
+from .facts import BlockFacts, InnerLoop, Nest, gathered_rows, inner_loop
 from .prefetch import TILE
 from .rule import Context, Rule
 
