@@ -262,6 +262,13 @@ def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: Optional[i
         raise ScheduleError(f"sparse_split: axis '{name}' has an axis under it in '{iteration}'")
     var = it.iter_vars[index]
     _check_independent_columns(it, var, iteration, name)
+    outer = _enclosing(func, iteration)
+    if outer is not None and it.init is not None:
+        # Both parts would reduce into the same buffer inside the outer iteration's block; TVM
+        # decomposes a reduction only where one block writes its buffer there.
+        raise ScheduleError(f"sparse_split: '{iteration}' reduces inside the sparse iteration '{outer}'; its two "
+                            "parts would both write the reduced buffer in one block, which TVM cannot lower "
+                            "(split an iteration that is not nested in another)")
     taken = {a.name for a in func.axes}
     head = dense_fixed(_fresh(f"{name}_head", taken), head_length, target.idtype, target.span)
     taken.add(head.name)
@@ -301,6 +308,22 @@ def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: Optional[i
         return verify(new)
     except Exception as err:
         raise ScheduleError(f"the schedule step would make an invalid program: {err}") from err
+
+
+def _enclosing(func: SparseFunction, name: str) -> Optional[str]:
+    """The name of the sparse iteration whose body holds the iteration ``name`` (None at the top)."""
+
+    def walk(stmts: Sequence[Any], parent: Optional[str]) -> Optional[str]:
+        for stmt in stmts:
+            if isinstance(stmt, SparseIteration):
+                if stmt.name == name:
+                    return parent or ""
+                found = walk(stmt.body, stmt.name)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(func.body, None) or None
 
 
 def _axis_used(axis: Axis, buffers: Sequence[Any], body: Sequence[Any]) -> bool:

@@ -77,6 +77,44 @@ READS_ELSEWHERE = HEADER + '''    with T.sp_iter([I, K], "SS", "shift") as [i, k
         C[i, k] = A[i, k] + C[i, 0]
 '''
 
+#: SpMM as a row iteration holding the reduction over a row's entries (the nested form).
+NESTED_SPMM = '''from sparsetir.script import tir as T
+
+@T.prim_func
+def nested(a: T.handle, x: T.handle, c: T.handle, indptr: T.handle, indices: T.handle, m: T.int32, n: T.int32,
+           feat: T.int32, nnz: T.int32) -> None:
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")
+    D = T.dense_fixed(n)
+    K = T.dense_fixed(feat)
+    A = T.match_sparse_buffer(a, (I, J), "float32")
+    X = T.match_sparse_buffer(x, (D, K), "float32")
+    C = T.match_sparse_buffer(c, (I, K), "float32")
+    with T.sp_iter([I], "S", "rows") as [i]:
+        with T.sp_iter([J, K], "RS", "row") as [j, k]:
+            with T.init():
+                C[i, k] = T.float32(0)
+            C[i, k] = C[i, k] + A[i, j] * X[j, k]
+'''
+
+
+def nested_spmm(width: int = 33) -> sparsetir.SparseFunction:
+    return sparsetir.parse(NESTED_SPMM, "nested.py").specialize({"feat": width})
+
+
+@pytest.mark.parametrize("width", [33, 100, 3])
+def test_a_nested_reduction_at_an_awkward_width_builds_by_default(width):
+    # The default schedule's split_width rule splits awkward widths; inside an outer iteration
+    # the two parts would both reduce into C in one block, which TVM 0.27 cannot decompose (the
+    # default build used to fail at its first call). The split is refused, the rest applies.
+    rng = np.random.default_rng(width)
+    a = csr(rng, 23, 17)
+    x = rng.standard_normal((17, width)).astype(np.float32)
+    c = np.full((23, width), np.nan, np.float32)
+    kernel = sparsetir.build(sparsetir.parse(NESTED_SPMM, "nested.py"))
+    kernel(a=a.data, x=x, c=c, indptr=a.indptr, indices=a.indices, m=23, n=17, feat=width, nnz=a.nnz)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ x.astype(np.float64), rtol=1e-5, atol=1e-5)
+
 
 def sddmm(width: int = 16) -> sparsetir.SparseFunction:
     return stage1("sddmm").specialize({"feat_size": width})
@@ -99,9 +137,11 @@ def sddmm(width: int = 16) -> sparsetir.SparseFunction:
          r"^sparse_split: a store of 'last' does not depend on axis 'K'$"),
         (lambda: sparsetir.parse(READS_ELSEWHERE, "reads_elsewhere.py"), "shift", "K", 4,
          r"^sparse_split: 'shift' reads 'C' where it does not store it$"),
+        (nested_spmm, "row", "K", 32,
+         r"^sparse_split: 'row' reduces inside the sparse iteration 'rows'; its two parts would both write"),
     ],
     ids=["reduction", "non-constant", "at-0", "at-extent", "not-integer", "has-child", "sparse-axis",
-         "unknown-axis", "unknown-iteration", "store-without-axis", "read-elsewhere"],
+         "unknown-axis", "unknown-iteration", "store-without-axis", "read-elsewhere", "nested-reduction"],
 )
 def test_refusals_name_the_iteration_and_axis(program, iteration, axis, at, message):
     func = program()

@@ -1,0 +1,452 @@
+"""Random valid scripts, built with the default schedule and as written, must compute the same.
+
+``python -m fuzz.semantic --count 500 --seed 1`` writes random stage-I scripts over a CSR matrix
+(SpMM-, SDDMM-, row-reduction-, elementwise- and dense-shaped iterations with random bodies,
+chained so that later iterations read what earlier ones wrote, flat or nested, float32 or
+float64), builds each with ``sparsetir.build`` (the default CPU schedule) and with
+``schedule="none"`` (serial loops, the program as written), and runs both on random matrices
+(empty rows, a dense row, one row, wide and narrow) at awkward widths (1, 3, 17, 33, 100, ...).
+Every output must agree (float tolerance: the default schedule sums in another order), and
+the serial build must agree with a NumPy evaluation of the same script (``evaluate``), so a
+bug shared by both builds is caught too. A script either build refuses, or that raises
+anything but a clean result, is a finding.
+
+The default schedule's rules (``sparsetir/schedule/default``) decide from what they can prove
+about a program; this fuzzer gives them programs nobody wrote by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Widths the dense axis takes: vector multiples, tails, a scalar, wide rows.
+WIDTHS = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64, 100, 128, 130)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A buffer of the script: its name, axes (letters of ``I``, ``J``, ``D`` (dense columns),
+    ``K`` (the width)) and whether the script writes it."""
+
+    name: str
+    axes: str
+    output: bool = False
+
+
+#: What an iterator reads each input buffer through: axes -> index expression.
+INDEX = {"I": "i", "J": "j", "D": "j", "K": "k"}
+
+
+@dataclass
+class Iteration:
+    """One sparse iteration: its shape (which iterators, which are reduced), the buffer it
+    writes and its body expression, the reduction (``+`` or ``max``, or None)."""
+
+    name: str
+    axes: str  # "IJK", "IJ", "IK"
+    kinds: str  # "SRS", ...
+    out: Buffer
+    expr: str
+    reduce: Optional[str]
+    nested: bool = False
+
+
+@dataclass
+class Script:
+    """A generated program: its text, buffers, iterations and dtype."""
+
+    text: str
+    dtype: str
+    buffers: list[Buffer]
+    iterations: list[Iteration]
+    uses_width: bool
+    name: str = "fuzzed"
+
+
+# --- generation ---------------------------------------------------------------------------------
+
+
+#: Iteration shapes: (axes, kinds, output axes); the output's axes are the spatial ones.
+SHAPES = (
+    ("IJK", "SRS", "IK"),  # SpMM
+    ("IJK", "SSR", "IJ"),  # SDDMM
+    ("IJK", "SSS", "IJK"),  # a message per stored entry and feature
+    ("IJ", "SR", "I"),  # row reduction
+    ("IJ", "SS", "IJ"),  # elementwise on the stored entries
+    ("IK", "SS", "IK"),  # dense
+    ("IK", "SR", "I"),  # dense row reduction
+)
+
+
+def _readable(buffers: list[Buffer], axes: str) -> list[Buffer]:
+    """Buffers an iteration over ``axes`` can read at its iterators: every axis of the buffer
+    is one the iteration runs (``D``, the dense column axis, is read through ``j``)."""
+    have = set(axes) | ({"D"} if "J" in axes else set())
+    return [b for b in buffers if set(b.axes) <= have and not ("J" in b.axes and "D" in b.axes)]
+
+
+def _read(b: Buffer) -> str:
+    return f"{b.name}[{', '.join(INDEX[a] for a in b.axes)}]"
+
+
+def _expr(rng: random.Random, leaves: list[str], dtype: str, depth: int) -> str:
+    if depth <= 0 or rng.random() < 0.3:
+        if rng.random() < 0.15:
+            return f"T.{dtype}({rng.choice(['0.5', '-1.25', '2.0', '0.0'])})"
+        return rng.choice(leaves)
+    op = rng.choice(["+", "-", "*", "*", "max", "min", "exp"])
+    a = _expr(rng, leaves, dtype, depth - 1)
+    if op == "exp":
+        return f"T.exp({a} * T.{dtype}(0.25))"
+    b = _expr(rng, leaves, dtype, depth - 1)
+    if op in ("max", "min"):
+        return f"T.{op}({a}, {b})"
+    return f"({a} {op} {b})"
+
+
+def generate(rng: random.Random) -> Script:
+    """A random valid script."""
+    dtype = rng.choice(["float32", "float64"])
+    inputs = [Buffer("A", "IJ"), Buffer("X", "IK"), Buffer("Y", "DK"), Buffer("Z", "D"), Buffer("R", "I"),
+              Buffer("W", "K")]
+    buffers = list(inputs)
+    iterations: list[Iteration] = []
+    for number in range(rng.choice([1, 1, 2, 2, 3])):
+        axes, kinds, out_axes = rng.choice(SHAPES)
+        readable = _readable(buffers, axes)
+        # The iteration reads at least one buffer over its innermost axis (the one the rules
+        # vectorize), so no iteration is all broadcasts.
+        leaves = [_read(b) for b in readable]
+        name = f"O{number}"
+        out = Buffer(name, out_axes, output=True)
+        expr = _expr(rng, leaves, dtype, rng.choice([1, 2, 2, 3]))
+        reduce = None
+        if "R" in kinds:
+            reduce = rng.choice(["+", "+", "+", "max"])
+        nested = axes.startswith("IJ") and rng.random() < 0.3
+        iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, reduce, nested))
+        buffers.append(out)
+    used = {b.name for b in inputs if any(b.name + "[" in it.expr for it in iterations)} | {"A"}
+    buffers = [b for b in buffers if b.output or b.name in used]
+    uses_width = any("K" in b.axes for b in buffers) or any("K" in it.axes for it in iterations)
+    return Script(_text(dtype, buffers, iterations, uses_width), dtype, buffers, iterations, uses_width)
+
+
+def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool) -> str:
+    handles = [b.name.lower() for b in buffers]
+    params = [f"{h}: T.handle" for h in handles] + ["indptr: T.handle", "indices: T.handle", "m: T.int32",
+                                                   "n: T.int32"]
+    if uses_width:
+        params.append("feat: T.int32")
+    params.append("nnz: T.int32")
+    lines = ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
+             f"def fuzzed({', '.join(params)}) -> None:",
+             '    T.func_attr({"sparse_tir_level": 2})',
+             "    I = T.dense_fixed(m)",
+             '    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")',
+             "    D = T.dense_fixed(n)"]
+    if uses_width:
+        lines.append("    K = T.dense_fixed(feat)")
+    for b in buffers:
+        lines.append(f"    {b.name} = T.match_sparse_buffer({b.name.lower()}, ({', '.join(b.axes)},), "
+                     f'dtype="{dtype}")')
+    for it in iterations:
+        target = _read(it.out)
+        if it.reduce == "+":
+            init, update = f"T.{dtype}(0)", f"{target} + {it.expr}"
+        elif it.reduce == "max":
+            init, update = f'T.min_value("{dtype}")', f"T.max({target}, {it.expr})"
+        else:
+            init, update = None, it.expr
+        iters = [INDEX[a] for a in it.axes]
+        if it.nested:
+            inner_axes, inner_kinds = it.axes[1:], it.kinds[1:]
+            inner_iters = iters[1:]
+            lines.append(f'    with T.sp_iter([I], "S", "{it.name}") as [i]:')
+            lines.append(f'        with T.sp_iter([{", ".join(inner_axes)}], "{inner_kinds}", "{it.name}_inner") '
+                         f"as [{', '.join(inner_iters)}]:")
+            pad = "            "
+        else:
+            lines.append(f'    with T.sp_iter([{", ".join(it.axes)}], "{it.kinds}", "{it.name}") '
+                         f"as [{', '.join(iters)}]:")
+            pad = "        "
+        if init is not None:
+            lines.append(f"{pad}with T.init():")
+            lines.append(f"{pad}    {target} = {init}")
+        lines.append(f"{pad}{target} = {update}")
+    return "\n".join(lines) + "\n"
+
+
+# --- data and the reference ---------------------------------------------------------------------
+
+
+def matrix(rng: np.random.Generator) -> sp.csr_matrix:
+    """A random CSR matrix with sorted rows: some empty rows, sometimes a dense row or one row."""
+    kind = rng.integers(6)
+    m = int(rng.choice([1, 2, 7, 33, 100, 257])) if kind else 1
+    n = int(rng.choice([1, 3, 16, 50, 200]))
+    density = float(rng.choice([0.0, 0.02, 0.1, 0.4, 1.0]))
+    a = sp.random(m, n, density=density, format="csr", random_state=np.random.RandomState(int(rng.integers(1 << 30))))
+    a = a.tolil()
+    if kind == 2 and m > 1:
+        a[int(rng.integers(m)), :] = 1.0  # one dense row
+    if kind == 3:
+        a[: m // 2, :] = 0  # the first half empty
+    a = a.tocsr()
+    a.eliminate_zeros()
+    a.sort_indices()
+    return a
+
+
+def arguments(script: Script, a: sp.csr_matrix, width: int, rng: np.random.Generator) -> dict:
+    """The call's arguments by parameter name (outputs filled with garbage)."""
+    m, n = a.shape
+    sizes = {"I": m, "D": n, "K": width}
+    args: dict = {}
+    for b in script.buffers:
+        if b.axes == "IJ":
+            shape: tuple = (a.nnz,)
+        elif b.axes == "IJK":
+            shape = (a.nnz, width)
+        else:
+            shape = tuple(sizes[x] for x in b.axes)
+        if b.output:
+            args[b.name.lower()] = np.full(shape, 7.5, script.dtype)
+        elif b.name == "A":
+            args["a"] = np.asarray(rng.uniform(-1, 1, a.nnz), script.dtype)
+        else:
+            args[b.name.lower()] = np.asarray(rng.uniform(-1, 1, shape), script.dtype)
+    args.update(indptr=a.indptr.astype(np.int32), indices=a.indices.astype(np.int32), m=m, n=n, nnz=a.nnz)
+    if script.uses_width:
+        args["feat"] = width
+    return args
+
+
+def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
+    """The outputs by NumPy, entry by entry over the iterations (an interpreter of the generated
+    shapes, independent of sparsetir's lowering)."""
+    dtype = np.dtype(script.dtype)
+    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+    cols = a.indices
+    values = {b.name: np.array(args[b.name.lower()], dtype) for b in script.buffers}
+    for it in script.iterations:
+        out = values[it.out.name]
+        has_k = "K" in it.axes
+        # Coordinates per point of the iteration space: e (stored entry) and/or k.
+        if "J" in it.axes:
+            e = np.arange(a.nnz)
+            i, j = rows, cols
+        else:
+            e = None
+            i, j = np.arange(a.shape[0]), None
+        if has_k:
+            k = np.arange(width)
+            shape = (i.shape[0], width)
+        else:
+            k = None
+            shape = (i.shape[0],)
+
+        def read(name: str, axes: str) -> np.ndarray:
+            arr = values[name]
+            if axes == "IJ":
+                v = arr[e]
+            elif axes == "IJK":
+                v = arr[e]
+            elif axes == "I":
+                v = arr[i]
+            elif axes == "D":
+                v = arr[j]
+            elif axes == "K":
+                v = arr[None, :] if has_k else arr
+            elif axes == "IK":
+                v = arr[i]
+            elif axes == "DK":
+                v = arr[j]
+            else:
+                raise AssertionError(axes)
+            if has_k and v.ndim == 1:
+                v = v[:, None]
+            return np.broadcast_to(v, shape).astype(dtype)
+
+        env = {"T": _NumpyT(dtype)}
+        for b in script.buffers:
+            env[b.name] = _Reader(b, read)
+        point = np.asarray(eval(_vectorized(it.expr), env), dtype)  # the generator's own text
+        point = np.broadcast_to(point, shape)
+        spatial = it.out.axes
+        if it.reduce is None:
+            if spatial == "IJ":
+                out[e] = point
+            elif spatial == "IJK":
+                out[e] = point
+            elif spatial == "IK":
+                out[i] = point
+            else:
+                out[i] = point
+            continue
+        init = dtype.type(0) if it.reduce == "+" else np.finfo(dtype).min
+        ufunc = np.add if it.reduce == "+" else np.maximum
+        if spatial == "IK":  # reduced over J
+            acc = np.full((a.shape[0], width), init, dtype)
+            ufunc.at(acc, i, point)
+            out[...] = acc
+        elif spatial == "IJ":  # reduced over K
+            out[e] = ufunc.reduce(point, axis=1, initial=init) if width else init
+        elif spatial == "I" and "J" in it.axes:
+            acc = np.full(a.shape[0], init, dtype)
+            ufunc.at(acc, i, point)
+            out[...] = acc
+        else:  # "I" over K
+            out[i] = ufunc.reduce(point, axis=1, initial=init) if width else init
+    return {b.name.lower(): values[b.name] for b in script.buffers if b.output}
+
+
+class _Reader:
+    def __init__(self, b: Buffer, read):
+        self._b, self._read = b, read
+
+    def __getitem__(self, _: object) -> np.ndarray:
+        return self._read(self._b.name, self._b.axes)
+
+
+class _NumpyT:
+    def __init__(self, dtype: np.dtype):
+        self._dtype = dtype
+        setattr(self, str(dtype), lambda x: dtype.type(x))
+
+    def max(self, a, b):
+        return np.maximum(a, b)
+
+    def min(self, a, b):
+        return np.minimum(a, b)
+
+    def exp(self, a):
+        return np.exp(a)
+
+    def min_value(self, _):
+        return np.finfo(self._dtype).min
+
+
+def _vectorized(expr: str) -> str:
+    # index expressions such as ``A[i, j]`` read whole arrays through ``_Reader``; ``i``, ``j``,
+    # ``k`` need no values
+    return expr.replace("[i, j, k]", "[0]").replace("[i, j]", "[0]").replace("[i, k]", "[0]").replace(
+        "[j, k]", "[0]").replace("[i]", "[0]").replace("[j]", "[0]").replace("[k]", "[0]")
+
+
+# --- checking -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Finding:
+    kind: str  # "refused", "default_failed", "mismatch", "reference_mismatch"
+    script: str
+    detail: str
+    case: str = ""
+
+
+@dataclass
+class Summary:
+    scripts: int = 0
+    calls: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _close(x: np.ndarray, y: np.ndarray, dtype: str) -> bool:
+    rtol = 2e-4 if dtype == "float32" else 1e-9
+    scale = max(1.0, float(np.max(np.abs(y))) if y.size else 1.0)
+    return bool(np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True))
+
+
+def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Finding]:
+    """Build ``script`` both ways and compare them on ``cases`` random calls."""
+    import sparsetir
+    from sparsetir.script import parse
+
+    try:
+        f = parse(script.text)
+        serial = sparsetir.build(f, schedule="none")
+    except sparsetir.SparseTIRError as err:
+        return [Finding("refused", script.text, f"{type(err).__name__}: {err}")]
+    except Exception:  # noqa: BLE001 - every other failure is a finding
+        return [Finding("refused", script.text, traceback.format_exc())]
+    try:
+        default = sparsetir.build(f)
+    except Exception:  # noqa: BLE001
+        return [Finding("default_failed", script.text, traceback.format_exc())]
+    findings = []
+    for _ in range(cases):
+        a = matrix(rng)
+        width = int(rng.choice(WIDTHS)) if script.uses_width else 0
+        args = arguments(script, a, width, rng)
+        case = f"matrix {a.shape} nnz {a.nnz}, width {width}"
+        runs = {}
+        for label, kernel in (("serial", serial), ("default", default)):
+            call = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+            try:
+                kernel(**call)
+            except Exception:  # noqa: BLE001
+                findings.append(Finding(f"{label}_call_failed", script.text, traceback.format_exc(), case))
+                break
+            runs[label] = call
+        if len(runs) < 2:
+            continue
+        reference = evaluate(script, a, width, args)
+        for name, expected in reference.items():
+            if not _close(runs["serial"][name], expected, script.dtype):
+                findings.append(Finding("reference_mismatch", script.text, f"output {name}: serial build != NumPy",
+                                        case))
+            if not _close(runs["default"][name], runs["serial"][name], script.dtype):
+                bad = np.flatnonzero(~np.isclose(runs["default"][name], runs["serial"][name], rtol=1e-3, atol=1e-3))
+                findings.append(Finding("mismatch", script.text,
+                                        f"output {name}: default != serial at {bad.size} entries "
+                                        f"(first {bad[:5].tolist()})", case))
+    return findings
+
+
+def run(count: int, seed: int, quiet: bool = False, stop_after: Optional[float] = None) -> Summary:
+    """Generate and check ``count`` scripts from ``seed``."""
+    rng = random.Random(seed)
+    data_rng = np.random.default_rng(seed)
+    summary = Summary()
+    start = time.monotonic()
+    for index in range(count):
+        if stop_after is not None and time.monotonic() - start > stop_after:
+            break
+        script = generate(rng)
+        found = check(script, data_rng)
+        summary.scripts += 1
+        summary.findings.extend(found)
+        if not quiet:
+            status = ", ".join(sorted({f.kind for f in found})) or "ok"
+            print(f"[{index}] {status}", flush=True)
+        for f in found:
+            print(f"--- {f.kind} ({f.case}) in script {index} of seed {seed}:\n{f.script}{f.detail}\n", flush=True)
+    return summary
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200, help="scripts to generate (default 200)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quiet", action="store_true", help="print findings and the summary only")
+    options = parser.parse_args(argv)
+    start = time.monotonic()
+    summary = run(options.count, options.seed, options.quiet)
+    kinds = sorted({f.kind for f in summary.findings})
+    print(f"{summary.scripts} scripts from seed {options.seed} in {time.monotonic() - start:.0f} s: "
+          f"{len(summary.findings)} findings" + (f" ({', '.join(kinds)})" if kinds else ""))
+    return 1 if summary.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
