@@ -70,6 +70,10 @@ class Script:
     iterations: list[Iteration]
     uses_width: bool
     name: str = "fuzzed"
+    #: "csr" (``T.sparse_variable``), "csr64" (the same with int64 indices), "ell"
+    #: (``T.sparse_fixed``: every row the same number of stored columns) or "ragged"
+    #: (``T.dense_variable``: a row's coordinates are its positions 0, 1, ...)
+    format: str = "csr"
 
 
 # --- generation ---------------------------------------------------------------------------------
@@ -84,6 +88,8 @@ SHAPES = (
     ("IJ", "SS", "IJ"),  # elementwise on the stored entries
     ("IK", "SS", "IK"),  # dense
     ("IK", "SR", "I"),  # dense row reduction
+    ("IJ", "RS", "D"),  # a scatter into the columns (column sums)
+    ("IJK", "RSS", "DK"),  # the transposed SpMM, scattered into the rows of the output
 )
 
 
@@ -99,11 +105,12 @@ def _read(b: Buffer) -> str:
 
 
 def _expr(rng: random.Random, leaves: list[str], dtype: str, depth: int) -> str:
+    integer = dtype.startswith("int")
     if depth <= 0 or rng.random() < 0.3:
         if rng.random() < 0.15:
-            return f"T.{dtype}({rng.choice(['0.5', '-1.25', '2.0', '0.0'])})"
+            return f"T.{dtype}({rng.choice(['1', '-2', '0'] if integer else ['0.5', '-1.25', '2.0', '0.0'])})"
         return rng.choice(leaves)
-    op = rng.choice(["+", "-", "*", "*", "max", "min", "exp"])
+    op = rng.choice(["+", "-", "*", "*", "max", "min"] + ([] if integer else ["exp"]))
     a = _expr(rng, leaves, dtype, depth - 1)
     if op == "exp":
         return f"T.exp({a} * T.{dtype}(0.25))"
@@ -113,46 +120,67 @@ def _expr(rng: random.Random, leaves: list[str], dtype: str, depth: int) -> str:
     return f"({a} {op} {b})"
 
 
+#: An update in place of an earlier output: the iteration over the output's own axes.
+UPDATES = {"IK": ("IK", "SS"), "IJ": ("IJ", "SS"), "IJK": ("IJK", "SSS"), "I": ("I", "S")}
+
+
 def generate(rng: random.Random) -> Script:
     """A random valid script."""
-    dtype = rng.choice(["float32", "float64"])
+    # int32 values are -1, 0 or 1 and expressions shallow, so no sum overflows (LLVM may assume
+    # signed arithmetic does not, and the two builds could then differ legitimately)
+    dtype = rng.choice(["float32", "float32", "float64", "int32"])
+    fmt = rng.choice(["csr", "csr", "csr64", "ell", "ragged"])
     inputs = [Buffer("A", "IJ"), Buffer("X", "IK"), Buffer("Y", "DK"), Buffer("Z", "D"), Buffer("R", "I"),
               Buffer("W", "K")]
     buffers = list(inputs)
     iterations: list[Iteration] = []
     for number in range(rng.choice([1, 1, 2, 2, 3])):
+        depth = rng.choice([1, 2] if dtype == "int32" else [1, 2, 2, 3])
+        updatable = [b for b in buffers if b.output and b.axes in UPDATES]
+        if updatable and rng.random() < 0.25:
+            # an earlier output updated in place from its own value at each point
+            out = rng.choice(updatable)
+            axes, kinds = UPDATES[out.axes]
+            leaves = [_read(b) for b in _readable(buffers, axes)]
+            combine = rng.choice(["({} + {})", "({} * {})", "T.max({}, {})"])
+            expr = combine.format(_read(out), _expr(rng, leaves, dtype, depth))
+            iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, None))
+            continue
         axes, kinds, out_axes = rng.choice(SHAPES)
-        readable = _readable(buffers, axes)
-        # The iteration reads at least one buffer over its innermost axis (the one the rules
-        # vectorize), so no iteration is all broadcasts.
-        leaves = [_read(b) for b in readable]
-        name = f"O{number}"
-        out = Buffer(name, out_axes, output=True)
-        expr = _expr(rng, leaves, dtype, rng.choice([1, 2, 2, 3]))
+        leaves = [_read(b) for b in _readable(buffers, axes)]  # every buffer readable at its points
+        out = Buffer(f"O{number}", out_axes, output=True)
+        expr = _expr(rng, leaves, dtype, depth)
         reduce = None
         if "R" in kinds:
             reduce = rng.choice(["+", "+", "+", "max"])
-        nested = axes.startswith("IJ") and rng.random() < 0.3
+        nested = axes.startswith("IJ") and kinds[0] == "S" and rng.random() < 0.3
         iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, reduce, nested))
         buffers.append(out)
     used = {b.name for b in inputs if any(b.name + "[" in it.expr for it in iterations)} | {"A"}
     buffers = [b for b in buffers if b.output or b.name in used]
     uses_width = any("K" in b.axes for b in buffers) or any("K" in it.axes for it in iterations)
-    return Script(_text(dtype, buffers, iterations, uses_width), dtype, buffers, iterations, uses_width)
+    return Script(_text(dtype, buffers, iterations, uses_width, fmt), dtype, buffers, iterations, uses_width,
+                  format=fmt)
 
 
-def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool) -> str:
+def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool, fmt: str = "csr") -> str:
     handles = [b.name.lower() for b in buffers]
-    params = [f"{h}: T.handle" for h in handles] + ["indptr: T.handle", "indices: T.handle", "m: T.int32",
-                                                   "n: T.int32"]
+    structure = {"csr": ["indptr", "indices"], "csr64": ["indptr", "indices"], "ell": ["indices"],
+                 "ragged": ["indptr"]}[fmt]
+    params = [f"{h}: T.handle" for h in handles] + [f"{h}: T.handle" for h in structure] + ["m: T.int32",
+                                                                                          "n: T.int32"]
     if uses_width:
         params.append("feat: T.int32")
-    params.append("nnz: T.int32")
+    params.append("cols: T.int32" if fmt == "ell" else "nnz: T.int32")
+    axis = {"csr": '    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")',
+            "csr64": '    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int64")',
+            "ell": '    J = T.sparse_fixed(I, (n, cols), indices, "int32")',
+            "ragged": '    J = T.dense_variable(I, (n, nnz), indptr, "int32")'}[fmt]
     lines = ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
              f"def fuzzed({', '.join(params)}) -> None:",
              '    T.func_attr({"sparse_tir_level": 2})',
              "    I = T.dense_fixed(m)",
-             '    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int32")',
+             axis,
              "    D = T.dense_fixed(n)"]
     if uses_width:
         lines.append("    K = T.dense_fixed(feat)")
@@ -161,7 +189,12 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
                      f'dtype="{dtype}")')
     for it in iterations:
         target = _read(it.out)
-        if it.reduce == "+":
+        scatter = it.kinds[0] == "R"  # reduced over the rows: no init (it accumulates onto the output)
+        if it.reduce == "+" and scatter:
+            init, update = None, f"{target} + {it.expr}"
+        elif it.reduce == "max" and scatter:
+            init, update = None, f"T.max({target}, {it.expr})"
+        elif it.reduce == "+":
             init, update = f"T.{dtype}(0)", f"{target} + {it.expr}"
         elif it.reduce == "max":
             init, update = f'T.min_value("{dtype}")', f"T.max({target}, {it.expr})"
@@ -189,8 +222,22 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
 # --- data and the reference ---------------------------------------------------------------------
 
 
-def matrix(rng: np.random.Generator) -> sp.csr_matrix:
-    """A random CSR matrix with sorted rows: some empty rows, sometimes a dense row or one row."""
+def matrix(rng: np.random.Generator, fmt: str = "csr") -> sp.csr_matrix:
+    """A random CSR matrix with sorted rows: some empty rows, sometimes a dense row or one row;
+    for ``"ell"``, every row with the same number of stored columns."""
+    if fmt == "ragged":  # row r holds columns 0 .. length - 1: the CSR form of its positions
+        m = int(rng.choice([1, 2, 7, 33, 100, 257]))
+        n = int(rng.choice([1, 3, 16, 50, 200]))
+        lengths = rng.integers(0, n + 1, m) * (rng.random(m) < 0.8)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        indices = np.concatenate([np.arange(k) for k in lengths] + [np.zeros(0, int)])
+        return sp.csr_matrix((np.ones(indptr[-1]), indices, indptr), shape=(m, n))
+    if fmt == "ell":
+        m = int(rng.choice([1, 2, 7, 33, 100, 257]))
+        n = int(rng.choice([1, 3, 16, 50, 200]))
+        cols = int(rng.integers(1, min(n, 9) + 1))
+        indices = np.sort(np.stack([rng.choice(n, cols, replace=False) for _ in range(m)]), axis=1)
+        return sp.csr_matrix((np.ones(m * cols), indices.ravel(), np.arange(m + 1) * cols), shape=(m, n))
     kind = rng.integers(6)
     m = int(rng.choice([1, 2, 7, 33, 100, 257])) if kind else 1
     n = int(rng.choice([1, 3, 16, 50, 200]))
@@ -214,18 +261,25 @@ def arguments(script: Script, a: sp.csr_matrix, width: int, rng: np.random.Gener
     args: dict = {}
     for b in script.buffers:
         if b.axes == "IJ":
-            shape: tuple = (a.nnz,)
+            shape: tuple = (a.nnz,)  # A and outputs alike
         elif b.axes == "IJK":
             shape = (a.nnz, width)
         else:
             shape = tuple(sizes[x] for x in b.axes)
         if b.output:
             args[b.name.lower()] = np.full(shape, 7.5, script.dtype)
-        elif b.name == "A":
-            args["a"] = np.asarray(rng.uniform(-1, 1, a.nnz), script.dtype)
+        elif script.dtype == "int32":
+            args[b.name.lower()] = rng.integers(-1, 2, shape).astype(np.int32)
         else:
             args[b.name.lower()] = np.asarray(rng.uniform(-1, 1, shape), script.dtype)
-    args.update(indptr=a.indptr.astype(np.int32), indices=a.indices.astype(np.int32), m=m, n=n, nnz=a.nnz)
+    if script.format == "ell":
+        args.update(indices=a.indices.astype(np.int32), m=m, n=n, cols=a.nnz // max(m, 1))
+    elif script.format == "ragged":
+        args.update(indptr=a.indptr.astype(np.int32), m=m, n=n, nnz=a.nnz)
+    elif script.format == "csr64":
+        args.update(indptr=a.indptr.astype(np.int64), indices=a.indices.astype(np.int64), m=m, n=n, nnz=a.nnz)
+    else:
+        args.update(indptr=a.indptr.astype(np.int32), indices=a.indices.astype(np.int32), m=m, n=n, nnz=a.nnz)
     if script.uses_width:
         args["feat"] = width
     return args
@@ -293,8 +347,11 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
             else:
                 out[i] = point
             continue
-        init = dtype.type(0) if it.reduce == "+" else np.finfo(dtype).min
+        init = dtype.type(0) if it.reduce == "+" else _lowest(dtype)
         ufunc = np.add if it.reduce == "+" else np.maximum
+        if spatial in ("D", "DK"):  # scattered over the rows: onto what the output holds
+            ufunc.at(out, j, point)
+            continue
         if spatial == "IK":  # reduced over J
             acc = np.full((a.shape[0], width), init, dtype)
             ufunc.at(acc, i, point)
@@ -308,6 +365,10 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
         else:  # "I" over K
             out[i] = ufunc.reduce(point, axis=1, initial=init) if width else init
     return {b.name.lower(): values[b.name] for b in script.buffers if b.output}
+
+
+def _lowest(dtype: np.dtype):
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.finfo(dtype).min
 
 
 class _Reader:
@@ -333,7 +394,7 @@ class _NumpyT:
         return np.exp(a)
 
     def min_value(self, _):
-        return np.finfo(self._dtype).min
+        return _lowest(self._dtype)
 
 
 def _vectorized(expr: str) -> str:
@@ -362,6 +423,8 @@ class Summary:
 
 
 def _close(x: np.ndarray, y: np.ndarray, dtype: str) -> bool:
+    if dtype.startswith("int"):
+        return bool(np.array_equal(x, y))
     rtol = 2e-4 if dtype == "float32" else 1e-9
     scale = max(1.0, float(np.max(np.abs(y))) if y.size else 1.0)
     return bool(np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True))
@@ -385,7 +448,7 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
         return [Finding("default_failed", script.text, traceback.format_exc())]
     findings = []
     for _ in range(cases):
-        a = matrix(rng)
+        a = matrix(rng, "csr" if script.format == "csr64" else script.format)
         width = int(rng.choice(WIDTHS)) if script.uses_width else 0
         args = arguments(script, a, width, rng)
         case = f"matrix {a.shape} nnz {a.nnz}, width {width}"
