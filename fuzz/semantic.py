@@ -1,15 +1,17 @@
 """Random valid scripts, built with the default schedule and as written, must compute the same.
 
-``python -m fuzz.semantic --count 500 --seed 1`` writes random stage-I scripts over a CSR matrix
-(SpMM-, SDDMM-, row-reduction-, elementwise- and dense-shaped iterations with random bodies,
-chained so that later iterations read what earlier ones wrote, flat or nested, float32 or
-float64), builds each with ``sparsetir.build`` (the default CPU schedule) and with
-``schedule="none"`` (serial loops, the program as written), and runs both on random matrices
-(empty rows, a dense row, one row, wide and narrow) at awkward widths (1, 3, 17, 33, 100, ...).
-Every output must agree (float tolerance: the default schedule sums in another order), and
-the serial build must agree with a NumPy evaluation of the same script (``evaluate``), so a
-bug shared by both builds is caught too. A script either build refuses, or that raises
-anything but a clean result, is a finding.
+``python -m fuzz.semantic --count 300 --seed 2`` writes random stage-I scripts: SpMM-, SDDMM-,
+scatter-, row-reduction-, elementwise- and dense-shaped sparse iterations with random bodies
+(``+ - *``, ``max``, ``min``, ``exp``, constants), chained so that later iterations read what
+earlier ones wrote or update it in place, flat or nested in a row iteration, over CSR (int32 or
+int64 indices), ELL or ragged rows, with float32, float64 or int32 values. Each is built as
+written (``schedule="none"``: serial loops), with the default CPU schedule (``sparsetir.build``)
+and with the default schedule's rules under a random point of the tuning space
+(``sparsetir.tune.space``), and all three run on random matrices (empty rows, a dense row, one
+row, wide and narrow) at awkward widths (1, 3, 17, 33, 100, ...). The scheduled builds must
+agree with the serial one (float tolerance: they sum in another order; integers exactly), and
+the serial build with a NumPy evaluation of the script (``evaluate``), so a bug shared by
+every build is caught too. A build or call that fails is a finding as well.
 
 The default schedule's rules (``sparsetir/schedule/default``) decide from what they can prove
 about a program; this fuzzer gives them programs nobody wrote by hand.
@@ -23,7 +25,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -431,9 +433,12 @@ def _close(x: np.ndarray, y: np.ndarray, dtype: str) -> bool:
 
 
 def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Finding]:
-    """Build ``script`` both ways and compare them on ``cases`` random calls."""
+    """Build ``script`` as written, with the default schedule and with the default schedule's
+    rules under random choices of the tuning space, and compare them on ``cases`` random calls."""
     import sparsetir
+    from sparsetir.default_build import build_default
     from sparsetir.script import parse
+    from sparsetir.tune.space import describe
 
     try:
         f = parse(script.text)
@@ -442,10 +447,14 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
         return [Finding("refused", script.text, f"{type(err).__name__}: {err}")]
     except Exception:  # noqa: BLE001 - every other failure is a finding
         return [Finding("refused", script.text, traceback.format_exc())]
-    try:
-        default = sparsetir.build(f)
-    except Exception:  # noqa: BLE001
-        return [Finding("default_failed", script.text, traceback.format_exc())]
+    choices = random_choices(rng)
+    builds = {}
+    for label, make in (("default", lambda: sparsetir.build(f)),
+                        (f"choices({describe(choices)})", lambda: build_default(f, "llvm", None, None, choices))):
+        try:
+            builds[label] = make()
+        except Exception:  # noqa: BLE001
+            return [Finding("default_failed", script.text, f"{label}:\n{traceback.format_exc()}")]
     findings = []
     for _ in range(cases):
         a = matrix(rng, "csr" if script.format == "csr64" else script.format)
@@ -453,27 +462,37 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
         args = arguments(script, a, width, rng)
         case = f"matrix {a.shape} nnz {a.nnz}, width {width}"
         runs = {}
-        for label, kernel in (("serial", serial), ("default", default)):
+        for label, kernel in (("serial", serial), *builds.items()):
             call = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
             try:
                 kernel(**call)
             except Exception:  # noqa: BLE001
-                findings.append(Finding(f"{label}_call_failed", script.text, traceback.format_exc(), case))
-                break
+                findings.append(Finding(f"call_failed", script.text, f"{label}:\n{traceback.format_exc()}", case))
+                continue
             runs[label] = call
-        if len(runs) < 2:
+        if "serial" not in runs:
             continue
         reference = evaluate(script, a, width, args)
         for name, expected in reference.items():
             if not _close(runs["serial"][name], expected, script.dtype):
                 findings.append(Finding("reference_mismatch", script.text, f"output {name}: serial build != NumPy",
                                         case))
-            if not _close(runs["default"][name], runs["serial"][name], script.dtype):
-                bad = np.flatnonzero(~np.isclose(runs["default"][name], runs["serial"][name], rtol=1e-3, atol=1e-3))
-                findings.append(Finding("mismatch", script.text,
-                                        f"output {name}: default != serial at {bad.size} entries "
-                                        f"(first {bad[:5].tolist()})", case))
+            for label in builds:
+                if label in runs and not _close(runs[label][name], runs["serial"][name], script.dtype):
+                    bad = np.flatnonzero(~np.isclose(runs[label][name], runs["serial"][name], rtol=1e-3, atol=1e-3))
+                    findings.append(Finding("mismatch", script.text,
+                                            f"output {name}: {label} != serial at {bad.size} entries "
+                                            f"(first {bad[:5].tolist()})", case))
     return findings
+
+
+def random_choices(rng: np.random.Generator) -> Any:
+    """A point of the tuning space (``sparsetir.tune.space``), drawn at random: the rules'
+    other parameters, which ``sparsetir.tune`` may pick."""
+    from sparsetir.schedule.default import Choices
+    from sparsetir.tune.space import knobs
+
+    return Choices(**{k.name: k.values[int(rng.integers(len(k.values)))] for k in knobs()})
 
 
 def run(count: int, seed: int, quiet: bool = False, stop_after: Optional[float] = None) -> Summary:
