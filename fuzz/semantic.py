@@ -4,7 +4,7 @@
 scatter-, row-reduction-, elementwise- and dense-shaped sparse iterations with random bodies
 (``+ - *``, ``max``, ``min``, ``exp``, constants), chained so that later iterations read what
 earlier ones wrote or update it in place, flat or nested in a row iteration, over CSR (int32 or
-int64 indices), ELL or ragged rows, with float32, float64 or int32 values. Each is built as
+int64 indices), ELL, ragged rows or BSR (blocks of 1 to 4), with float32, float64 or int32 values. Each is built as
 written (``schedule="none"``: serial loops), with the default CPU schedule (``sparsetir.build``)
 and with the default schedule's rules under a random point of the tuning space
 (``sparsetir.tune.space``), and all three run on random matrices (empty rows, a dense row, one
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 import traceback
@@ -102,8 +103,29 @@ def _readable(buffers: list[Buffer], axes: str) -> list[Buffer]:
     return [b for b in buffers if set(b.axes) <= have and not ("J" in b.axes and "D" in b.axes)]
 
 
-def _read(b: Buffer) -> str:
-    return f"{b.name}[{', '.join(INDEX[a] for a in b.axes)}]"
+def _block(fmt: str) -> int:
+    """The block size of a ``"bsr<B>"`` format, 0 for the others."""
+    return int(fmt[3:]) if fmt.startswith("bsr") else 0
+
+
+def _read(b: Buffer, fmt: str = "csr") -> str:
+    """``b`` read at the iteration's point. Under BSR a row ``i`` is ``io * B + ii`` and a
+    column ``j`` is ``jo * B + ji``; a buffer over the stored entries is indexed by the block
+    and the place in it."""
+    block = _block(fmt)
+    if not block:
+        return f"{b.name}[{', '.join(INDEX[a] for a in b.axes)}]"
+    if b.axes.startswith("IJ"):
+        return f"{b.name}[{', '.join(['io', 'jo', 'ii', 'ji'] + ['k'] * ('K' in b.axes))}]"
+    dense = {"I": f"io * {block} + ii", "D": f"jo * {block} + ji", "K": "k"}
+    return f"{b.name}[{', '.join(dense[a] for a in b.axes)}]"
+
+
+#: Under BSR: the axes, and the iterators, an axis of the generated shapes stands for.
+BSR_AXES = {"I": ("IO", "II"), "J": ("JO", "JI"), "K": ("K",)}
+BSR_ITERS = {"I": ("io", "ii"), "J": ("jo", "ji"), "K": ("k",)}
+BSR_BUFFER_AXES = {"I": "M", "IK": "M, K", "D": "N", "DK": "N, K", "K": "K", "IJ": "IO, JO, II, JI",
+                   "IJK": "IO, JO, II, JI, K"}
 
 
 def _expr(rng: random.Random, leaves: list[str], dtype: str, depth: int) -> str:
@@ -131,7 +153,7 @@ def generate(rng: random.Random) -> Script:
     # int32 values are -1, 0 or 1 and expressions shallow, so no sum overflows (LLVM may assume
     # signed arithmetic does not, and the two builds could then differ legitimately)
     dtype = rng.choice(["float32", "float32", "float64", "int32"])
-    fmt = rng.choice(["csr", "csr", "csr64", "ell", "ragged"])
+    fmt = rng.choice(["csr", "csr", "csr64", "ell", "ragged", "bsr1", "bsr2", "bsr3", "bsr4"])
     inputs = [Buffer("A", "IJ"), Buffer("X", "IK"), Buffer("Y", "DK"), Buffer("Z", "D"), Buffer("R", "I"),
               Buffer("W", "K")]
     buffers = list(inputs)
@@ -143,19 +165,19 @@ def generate(rng: random.Random) -> Script:
             # an earlier output updated in place from its own value at each point
             out = rng.choice(updatable)
             axes, kinds = UPDATES[out.axes]
-            leaves = [_read(b) for b in _readable(buffers, axes)]
+            leaves = [_read(b, fmt) for b in _readable(buffers, axes)]
             combine = rng.choice(["({} + {})", "({} * {})", "T.max({}, {})"])
-            expr = combine.format(_read(out), _expr(rng, leaves, dtype, depth))
+            expr = combine.format(_read(out, fmt), _expr(rng, leaves, dtype, depth))
             iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, None))
             continue
         axes, kinds, out_axes = rng.choice(SHAPES)
-        leaves = [_read(b) for b in _readable(buffers, axes)]  # every buffer readable at its points
+        leaves = [_read(b, fmt) for b in _readable(buffers, axes)]  # every buffer readable at its points
         out = Buffer(f"O{number}", out_axes, output=True)
         expr = _expr(rng, leaves, dtype, depth)
         reduce = None
         if "R" in kinds:
             reduce = rng.choice(["+", "+", "+", "max"])
-        nested = axes.startswith("IJ") and kinds[0] == "S" and rng.random() < 0.3
+        nested = axes.startswith("IJ") and kinds[0] == "S" and not _block(fmt) and rng.random() < 0.3
         iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, reduce, nested))
         buffers.append(out)
     used = {b.name for b in inputs if any(b.name + "[" in it.expr for it in iterations)} | {"A"}
@@ -167,6 +189,9 @@ def generate(rng: random.Random) -> Script:
 
 def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool, fmt: str = "csr") -> str:
     handles = [b.name.lower() for b in buffers]
+    block = _block(fmt)
+    if block:
+        return _bsr_text(dtype, buffers, iterations, uses_width, block)
     structure = {"csr": ["indptr", "indices"], "csr64": ["indptr", "indices"], "ell": ["indices"],
                  "ragged": ["indptr"]}[fmt]
     params = [f"{h}: T.handle" for h in handles] + [f"{h}: T.handle" for h in structure] + ["m: T.int32",
@@ -189,8 +214,38 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
     for b in buffers:
         lines.append(f"    {b.name} = T.match_sparse_buffer({b.name.lower()}, ({', '.join(b.axes)},), "
                      f'dtype="{dtype}")')
+    lines += _iteration_lines(dtype, iterations, "csr")
+    return "\n".join(lines) + "\n"
+
+
+def _bsr_text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool, block: int) -> str:
+    params = [f"{b.name.lower()}: T.handle" for b in buffers] + ["indptr: T.handle", "indices: T.handle",
+                                                                "mb: T.int32", "nb: T.int32"]
+    if uses_width:
+        params.append("feat: T.int32")
+    params.append("nnzb: T.int32")
+    lines = ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
+             f"def fuzzed({', '.join(params)}) -> None:",
+             '    T.func_attr({"sparse_tir_level": 2})',
+             "    IO = T.dense_fixed(mb)",
+             '    JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")',
+             f"    II = T.dense_fixed({block})",
+             f"    JI = T.dense_fixed({block})",
+             f"    M = T.dense_fixed(mb * {block})",
+             f"    N = T.dense_fixed(nb * {block})"]
+    if uses_width:
+        lines.append("    K = T.dense_fixed(feat)")
+    for b in buffers:
+        lines.append(f"    {b.name} = T.match_sparse_buffer({b.name.lower()}, ({BSR_BUFFER_AXES[b.axes]},), "
+                     f'dtype="{dtype}")')
+    lines += _iteration_lines(dtype, iterations, f"bsr{block}")
+    return "\n".join(lines) + "\n"
+
+
+def _iteration_lines(dtype: str, iterations: list[Iteration], fmt: str) -> list[str]:
+    lines = []
     for it in iterations:
-        target = _read(it.out)
+        target = _read(it.out, fmt)
         scatter = it.kinds[0] == "R"  # reduced over the rows: no init (it accumulates onto the output)
         if it.reduce == "+" and scatter:
             init, update = None, f"{target} + {it.expr}"
@@ -202,23 +257,25 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
             init, update = f'T.min_value("{dtype}")', f"T.max({target}, {it.expr})"
         else:
             init, update = None, it.expr
-        iters = [INDEX[a] for a in it.axes]
+        if _block(fmt):
+            axes = [x for a in it.axes for x in BSR_AXES[a]]
+            kinds = "".join(kind * len(BSR_AXES[a]) for a, kind in zip(it.axes, it.kinds))
+            iters = [x for a in it.axes for x in BSR_ITERS[a]]
+        else:
+            axes, kinds, iters = list(it.axes), it.kinds, [INDEX[a] for a in it.axes]
         if it.nested:
-            inner_axes, inner_kinds = it.axes[1:], it.kinds[1:]
-            inner_iters = iters[1:]
             lines.append(f'    with T.sp_iter([I], "S", "{it.name}") as [i]:')
-            lines.append(f'        with T.sp_iter([{", ".join(inner_axes)}], "{inner_kinds}", "{it.name}_inner") '
-                         f"as [{', '.join(inner_iters)}]:")
+            lines.append(f'        with T.sp_iter([{", ".join(axes[1:])}], "{kinds[1:]}", "{it.name}_inner") '
+                         f"as [{', '.join(iters[1:])}]:")
             pad = "            "
         else:
-            lines.append(f'    with T.sp_iter([{", ".join(it.axes)}], "{it.kinds}", "{it.name}") '
-                         f"as [{', '.join(iters)}]:")
+            lines.append(f'    with T.sp_iter([{", ".join(axes)}], "{kinds}", "{it.name}") as [{", ".join(iters)}]:')
             pad = "        "
         if init is not None:
             lines.append(f"{pad}with T.init():")
             lines.append(f"{pad}    {target} = {init}")
         lines.append(f"{pad}{target} = {update}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # --- data and the reference ---------------------------------------------------------------------
@@ -227,6 +284,14 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
 def matrix(rng: np.random.Generator, fmt: str = "csr") -> sp.csr_matrix:
     """A random CSR matrix with sorted rows: some empty rows, sometimes a dense row or one row;
     for ``"ell"``, every row with the same number of stored columns."""
+    if _block(fmt):  # blocks of a random pattern, each block's entries random (zeros too)
+        block = _block(fmt)
+        mb, nb = int(rng.choice([1, 3, 17, 40])), int(rng.choice([1, 4, 25]))
+        pattern = sp.random(mb, nb, density=float(rng.choice([0.0, 0.1, 0.5, 1.0])), format="csr",
+                            random_state=np.random.RandomState(int(rng.integers(1 << 30))))
+        pattern.sort_indices()
+        blocks = np.ones((pattern.nnz, block, block))
+        return sp.bsr_matrix((blocks, pattern.indices, pattern.indptr), shape=(mb * block, nb * block))
     if fmt == "ragged":  # row r holds columns 0 .. length - 1: the CSR form of its positions
         m = int(rng.choice([1, 2, 7, 33, 100, 257]))
         n = int(rng.choice([1, 3, 16, 50, 200]))
@@ -262,8 +327,11 @@ def arguments(script: Script, a: sp.csr_matrix, width: int, rng: np.random.Gener
     sizes = {"I": m, "D": n, "K": width}
     args: dict = {}
     for b in script.buffers:
-        if b.axes == "IJ":
-            shape: tuple = (a.nnz,)  # A and outputs alike
+        block = _block(script.format)
+        if b.axes.startswith("IJ") and block:  # (blocks, B, B), and the width
+            shape: tuple = (a.indices.shape[0], block, block) + ((width,) if b.axes == "IJK" else ())
+        elif b.axes == "IJ":
+            shape = (a.nnz,)  # A and outputs alike
         elif b.axes == "IJK":
             shape = (a.nnz, width)
         else:
@@ -274,7 +342,11 @@ def arguments(script: Script, a: sp.csr_matrix, width: int, rng: np.random.Gener
             args[b.name.lower()] = rng.integers(-1, 2, shape).astype(np.int32)
         else:
             args[b.name.lower()] = np.asarray(rng.uniform(-1, 1, shape), script.dtype)
-    if script.format == "ell":
+    if _block(script.format):
+        block = _block(script.format)
+        args.update(indptr=a.indptr.astype(np.int32), indices=a.indices.astype(np.int32), mb=m // block,
+                    nb=n // block, nnzb=a.indices.shape[0])
+    elif script.format == "ell":
         args.update(indices=a.indices.astype(np.int32), m=m, n=n, cols=a.nnz // max(m, 1))
     elif script.format == "ragged":
         args.update(indptr=a.indptr.astype(np.int32), m=m, n=n, nnz=a.nnz)
@@ -287,13 +359,27 @@ def arguments(script: Script, a: sp.csr_matrix, width: int, rng: np.random.Gener
     return args
 
 
+def _entries(a) -> tuple[np.ndarray, np.ndarray]:
+    """The row and the column of every stored entry of ``a``, in the order its values are stored
+    (a BSR matrix's: block by block, each block row by row)."""
+    if a.format != "bsr":
+        return np.repeat(np.arange(a.shape[0]), np.diff(a.indptr)), a.indices
+    block = a.blocksize[0]
+    block_rows = np.repeat(np.arange(a.shape[0] // block), np.diff(a.indptr))
+    ii, ji = np.meshgrid(np.arange(block), np.arange(block), indexing="ij")
+    rows = (block_rows[:, None] * block + ii.ravel()[None, :]).ravel()
+    cols = (a.indices[:, None] * block + ji.ravel()[None, :]).ravel()
+    return rows, cols
+
+
 def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
     """The outputs by NumPy, entry by entry over the iterations (an interpreter of the generated
     shapes, independent of sparsetir's lowering)."""
     dtype = np.dtype(script.dtype)
-    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
-    cols = a.indices
-    values = {b.name: np.array(args[b.name.lower()], dtype) for b in script.buffers}
+    rows, cols = _entries(a)
+    # arrays over the stored entries flat: entry e (and feature k) at [e] ([e, k])
+    values = {b.name: np.array(args[b.name.lower()], dtype).reshape((a.nnz, width) if b.axes == "IJK" else (
+        a.nnz,) if b.axes == "IJ" else args[b.name.lower()].shape) for b in script.buffers}
     for it in script.iterations:
         out = values[it.out.name]
         has_k = "K" in it.axes
@@ -336,7 +422,8 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
         env = {"T": _NumpyT(dtype)}
         for b in script.buffers:
             env[b.name] = _Reader(b, read)
-        point = np.asarray(eval(_vectorized(it.expr), env), dtype)  # the generator's own text
+        with np.errstate(all="ignore"):  # a max over no entries is the lowest value: a product may overflow
+            point = np.asarray(eval(_vectorized(it.expr), env), dtype)  # the generator's own text
         point = np.broadcast_to(point, shape)
         spatial = it.out.axes
         if it.reduce is None:
@@ -366,7 +453,7 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
             out[...] = acc
         else:  # "I" over K
             out[i] = ufunc.reduce(point, axis=1, initial=init) if width else init
-    return {b.name.lower(): values[b.name] for b in script.buffers if b.output}
+    return {b.name.lower(): values[b.name].reshape(args[b.name.lower()].shape) for b in script.buffers if b.output}
 
 
 def _lowest(dtype: np.dtype):
@@ -400,10 +487,9 @@ class _NumpyT:
 
 
 def _vectorized(expr: str) -> str:
-    # index expressions such as ``A[i, j]`` read whole arrays through ``_Reader``; ``i``, ``j``,
-    # ``k`` need no values
-    return expr.replace("[i, j, k]", "[0]").replace("[i, j]", "[0]").replace("[i, k]", "[0]").replace(
-        "[j, k]", "[0]").replace("[i]", "[0]").replace("[j]", "[0]").replace("[k]", "[0]")
+    # a read such as ``A[i, j]`` or ``R[io * 2 + ii]`` reads a whole array through ``_Reader``:
+    # the index expression itself needs no values
+    return re.sub(r"\[[^\[\]]*\]", "[0]", expr)
 
 
 # --- checking -----------------------------------------------------------------------------------
@@ -425,11 +511,18 @@ class Summary:
 
 
 def _close(x: np.ndarray, y: np.ndarray, dtype: str) -> bool:
+    """``x`` equals ``y`` up to rounding: integers exactly; floats with the same infinities and
+    NaNs, and otherwise within a tolerance scaled by the largest ordinary value (a max over no
+    entries leaves the lowest value, about -1e38, which must not widen the tolerance)."""
     if dtype.startswith("int"):
         return bool(np.array_equal(x, y))
     rtol = 2e-4 if dtype == "float32" else 1e-9
-    scale = max(1.0, float(np.max(np.abs(y))) if y.size else 1.0)
-    return bool(np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True))
+    finite = np.isfinite(y)
+    if not np.array_equal(finite, np.isfinite(x)) or not np.array_equal(x[~finite], y[~finite], equal_nan=True):
+        return False
+    ordinary = np.abs(y[finite]) < 1e30
+    scale = max(1.0, float(np.max(np.abs(y[finite][ordinary]))) if ordinary.any() else 1.0)
+    return bool(np.allclose(x[finite], y[finite], rtol=rtol, atol=rtol * scale))
 
 
 def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Finding]:

@@ -84,3 +84,24 @@ def test_scripts_are_deterministic_in_the_seed():
     first = [semantic.generate(random.Random(7)).text for _ in range(3)]
     assert first == [semantic.generate(random.Random(7)).text for _ in range(3)]
     assert len({semantic.generate(random.Random(s)).text for s in range(20)}) > 15
+
+
+def test_the_comparison_is_not_widened_by_infinities_or_the_lowest_value():
+    lowest = np.finfo(np.float32).min  # a max over no entries
+    y = np.array([1.0, 2.0, lowest, np.inf], np.float32)
+    assert semantic._close(y.copy(), y, "float32")
+    assert not semantic._close(np.array([1.0, 3.0, lowest, np.inf], np.float32), y, "float32")
+    assert not semantic._close(np.array([1.0, 2.0, lowest, 5.0], np.float32), y, "float32")
+    assert not semantic._close(np.array([1, 2], np.int32), np.array([1, 3], np.int32), "int32")
+
+
+def test_bsr_scripts_index_rows_and_columns_through_their_blocks():
+    rng = random.Random(0)
+    script = next(s for s in (semantic.generate(rng) for _ in range(200)) if s.format == "bsr3")
+    assert "II = T.dense_fixed(3)" in script.text and "JO = T.sparse_variable(IO" in script.text
+    a = next(m for m in (semantic.matrix(np.random.default_rng(k), "bsr3") for k in range(50)) if m.nnz and m.shape[0] > 3)
+    a.data[:] = np.random.default_rng(1).standard_normal(a.data.shape)
+    rows, cols = semantic._entries(a)
+    dense = np.zeros(a.shape)
+    dense[rows, cols] = a.data.ravel()  # the stored order is the values' order
+    np.testing.assert_array_equal(dense, a.toarray())
