@@ -580,9 +580,46 @@ def result(like: Operand, pattern: Pattern, values: np.ndarray, index_dtype: np.
     indices = pattern.indices
     if not (pattern.own_indices and indices.dtype == index_dtype):
         indices = _copy(indices, index_dtype)
-    out = cls((values, indices, pattern.indptr.astype(index_dtype)), shape=(m, n))
+    indptr = pattern.indptr.astype(index_dtype)
+    state = _csr_state(cls) if index_dtype == np.int32 else None
+    if state is None:
+        out = cls((values, indices, indptr), shape=(m, n))
+    else:
+        out = cls.__new__(cls)
+        out.__dict__.update(state)
+        out.data, out.indices, out.indptr, out._shape = values, indices, indptr, (m, n)
     out.has_sorted_indices = pattern.ordered
     return out
+
+
+#: What SciPy's CSR constructor leaves on a matrix besides its arrays and shape, per class, or
+#: None where a result is made by the constructor (``_csr_state``).
+_CSR_STATES: dict[type, Optional[dict]] = {}
+#: The attributes SciPy 1.x's CSR constructor sets (``maxprint`` is the printing limit).
+_CSR_ATTRIBUTES = {"data", "indices", "indptr", "_shape", "maxprint"}
+
+
+def _csr_state(cls: type) -> Optional[dict]:
+    """The attributes a result of class ``cls`` gets besides its arrays and shape, when it may
+    be made without SciPy's constructor, else None.
+
+    The constructor checks the arrays it is given (their dtypes, lengths, the index dtype their
+    contents need) and costs 20-60 us on a cora-sized result, as long as the rest of a cached
+    ``add``; the kernels made these arrays, valid and int32. So SciPy's own ``csr_matrix`` and
+    ``csr_array`` results take the attributes the constructor sets on a one-entry matrix, checked
+    once per class to be exactly the ones known here (a SciPy that sets others, or a subclass,
+    goes through the constructor)."""
+    if cls not in _CSR_STATES:
+        import scipy.sparse as sparse
+
+        state = None
+        if cls in (sparse.csr_matrix, getattr(sparse, "csr_array", None)):
+            probe = cls((np.zeros(1, np.float32), np.zeros(1, np.int32), np.array([0, 1], np.int32)), shape=(1, 1))
+            attributes = vars(probe)
+            if set(attributes) == _CSR_ATTRIBUTES and probe.indices.dtype == np.int32:
+                state = {k: v for k, v in attributes.items() if k not in ("data", "indices", "indptr", "_shape")}
+        _CSR_STATES[cls] = state
+    return _CSR_STATES[cls]
 
 
 def _copy(array: np.ndarray, dtype: np.dtype) -> np.ndarray:

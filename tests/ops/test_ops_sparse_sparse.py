@@ -137,6 +137,36 @@ def test_int64_indices_and_index_dtype_of_the_result():
     _same(ops.add(A64, A), A + A)
 
 
+@pytest.mark.parametrize("cls", [sp.csr_matrix, sp.csr_array], ids=["csr_matrix", "csr_array"])
+@pytest.mark.parametrize("op", ["spgemm", "add", "multiply"])
+def test_scipy_results_are_what_scipys_constructor_makes(cls, op):
+    # Results of SciPy's own classes skip its constructor (checks of arrays the kernels made);
+    # they must hold the same attributes, pass SciPy's full check and behave as SciPy's.
+    A, B = (cls(random_csr(30, 30, 0.2, seed, np.float32)) for seed in (1, 2))
+    C = getattr(ops, op)(A, B)
+    made = cls((C.data.copy(), C.indices.copy(), C.indptr.copy()), shape=C.shape)
+    assert type(C) is cls and set(vars(C)) - {"_has_sorted_indices"} == set(vars(made))
+    assert C.indices.dtype == C.indptr.dtype == np.int32 and C.has_sorted_indices
+    C.check_format(full_check=True)
+    expected = {"spgemm": lambda: A @ B, "add": lambda: A + B, "multiply": lambda: A.multiply(B)}[op]()
+    np.testing.assert_allclose((C - expected).toarray(), 0, atol=1e-5)
+    np.testing.assert_allclose((C @ np.ones(30, np.float32)), made @ np.ones(30, np.float32))
+    assert repr(C) == repr(made)
+
+
+class _OwnCsr(sp.csr_matrix):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tag = "made by __init__"
+
+
+def test_a_scipy_subclass_result_goes_through_its_constructor():
+    A = _OwnCsr(random_csr(20, 20, 0.2, 3, np.float64))
+    C = ops.add(A, A)
+    assert type(C) is _OwnCsr and C.tag == "made by __init__"
+    _same(C, random_csr(20, 20, 0.2, 3, np.float64) * 2)
+
+
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
 def test_torch_inputs_give_torch_results(index_dtype):
     A, B = random_csr(40, 30, 0.15, 7, np.float32), random_csr(30, 35, 0.15, 8, np.float32)
