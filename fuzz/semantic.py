@@ -3,7 +3,8 @@
 ``python -m fuzz.semantic --count 300 --seed 2`` writes random stage-I scripts: SpMM-, SDDMM-,
 scatter-, row-reduction-, elementwise- and dense-shaped sparse iterations with random bodies
 (``+ - *``, ``max``, ``min``, ``exp``, constants), chained so that later iterations read what
-earlier ones wrote or update it in place, flat or nested in a row iteration, over CSR (int32 or
+earlier ones wrote or update it in place, flat, nested in a row iteration, fused (``T.fuse(I, J)``) or with the feature loop outside
+the row's entries, over CSR (int32 or
 int64 indices), ELL, ragged rows or BSR (blocks of 1 to 4), with float32, float64 or int32 values. Each is built as
 written (``schedule="none"``: serial loops), with the default CPU schedule (``sparsetir.build``)
 and with the default schedule's rules under a random point of the tuning space
@@ -61,6 +62,9 @@ class Iteration:
     expr: str
     reduce: Optional[str]
     nested: bool = False
+    #: the iteration's axes in another order (``"IKJ"``: the feature loop outside the row's
+    #: entries), or ``"fused"``: ``T.fuse(I, J)`` for its first two axes
+    spelling: str = ""
 
 
 @dataclass
@@ -178,7 +182,12 @@ def generate(rng: random.Random) -> Script:
         if "R" in kinds:
             reduce = rng.choice(["+", "+", "+", "max"])
         nested = axes.startswith("IJ") and kinds[0] == "S" and not _block(fmt) and rng.random() < 0.3
-        iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, reduce, nested))
+        spelling = ""
+        if not nested and not _block(fmt) and axes == "IJK" and rng.random() < 0.2:
+            spelling = "IKJ"
+        elif not nested and not _block(fmt) and axes.startswith("IJ") and kinds[:2] == "SS" and rng.random() < 0.25:
+            spelling = "fused"
+        iterations.append(Iteration(f"it{number}", axes, kinds, out, expr, reduce, nested, spelling))
         buffers.append(out)
     used = {b.name for b in inputs if any(b.name + "[" in it.expr for it in iterations)} | {"A"}
     buffers = [b for b in buffers if b.output or b.name in used]
@@ -261,8 +270,14 @@ def _iteration_lines(dtype: str, iterations: list[Iteration], fmt: str) -> list[
             axes = [x for a in it.axes for x in BSR_AXES[a]]
             kinds = "".join(kind * len(BSR_AXES[a]) for a, kind in zip(it.axes, it.kinds))
             iters = [x for a in it.axes for x in BSR_ITERS[a]]
+        elif it.spelling == "IKJ":
+            order = [it.axes.index(a) for a in "IKJ"]
+            axes, kinds, iters = [it.axes[k] for k in order], "".join(it.kinds[k] for k in order), \
+                [INDEX[it.axes[k]] for k in order]
         else:
             axes, kinds, iters = list(it.axes), it.kinds, [INDEX[a] for a in it.axes]
+            if it.spelling == "fused":
+                axes = ["T.fuse(I, J)"] + axes[2:]
         if it.nested:
             lines.append(f'    with T.sp_iter([I], "S", "{it.name}") as [i]:')
             lines.append(f'        with T.sp_iter([{", ".join(axes[1:])}], "{kinds[1:]}", "{it.name}_inner") '
