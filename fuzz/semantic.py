@@ -3,8 +3,8 @@
 ``python -m fuzz.semantic --count 300 --seed 2`` writes random stage-I scripts: SpMM-, SDDMM-,
 scatter-, row-reduction-, elementwise- and dense-shaped sparse iterations with random bodies
 (``+ - *``, ``max``, ``min``, ``exp``, constants), chained so that later iterations read what
-earlier ones wrote or update it in place, flat, nested in a row iteration, fused (``T.fuse(I,
-J)``) or with the feature loop outside the row's entries, over CSR (int32 or int64 indices),
+earlier ones wrote or update it in place, flat, nested in a row iteration, fused
+(``T.fuse(I, J)``) or with the feature loop outside the row's entries, over CSR (int32 or int64 indices),
 ELL, ragged rows or BSR (blocks of 1 to 4), with float32, float64 or int32 values. Each is built
 as written (``schedule="none"``: serial loops), with the default CPU schedule
 (``sparsetir.build``) and with the default schedule's rules under a random point of the tuning
