@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
 from ...runtime.build import MAX_EXPANDED_NODES
 from ..schedule import Schedule
 from ...ir.analysis import vars_of
@@ -63,7 +65,7 @@ class RegisterTile(Rule):
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
         inner = reduction_row(block)
-        if inner is None:
+        if inner is None or block.stores_divided:
             return False
         lanes = context.choices.lanes(block.stores[0].dtype)
         max_vectors = context.choices.max_vectors
@@ -74,7 +76,9 @@ class RegisterTile(Rule):
             width, tile = lanes, max_vectors if inner.divides(lanes * max_vectors) else 1
         else:
             return False
-        tile = _within_budget(tile, block.size, (inner.extent or width * tile) // width)
+        vectors = (inner.extent or width * tile) // width
+        tile = _within_budget(tile, block.size, vectors)
+        tile = _within_stack(tile, width * np.dtype(block.stores[0].dtype).itemsize, vectors)
         register_tile(sch, block.name, len(inner.reductions), width, tile)
         gather = gathered_rows(block, context.func, TILE, inner.extent == width * tile)
         if gather is not None:
@@ -104,6 +108,21 @@ def _within_budget(tile: int, size: int, vectors: int) -> int:
     if tile * size <= UNROLL_BUDGET:
         return tile
     return max((u for u in range(1, tile) if vectors % u == 0 and u * size <= UNROLL_BUDGET), default=1)
+
+
+#: TVM 0.27 keeps a buffer on the stack only under 1 KiB (``kMaxStackAlloca``); a larger one
+#: becomes a workspace allocation, which a kernel's parallel closure cannot make ("Unknown
+#: device id in current IR" at compile time): a tile of 16 AVX-512 vectors of float32 (1 KiB)
+#: failed to build. A tile stays under it.
+STACK_BYTES = 1024
+
+
+def _within_stack(tile: int, vector_bytes: int, vectors: int) -> int:
+    """``tile`` or the largest divisor of ``vectors`` below it whose accumulator (``tile``
+    vectors of ``vector_bytes``) TVM keeps on the stack."""
+    if tile * vector_bytes < STACK_BYTES:
+        return tile
+    return max((u for u in range(1, tile) if vectors % u == 0 and u * vector_bytes < STACK_BYTES), default=1)
 
 
 def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: int) -> None:
