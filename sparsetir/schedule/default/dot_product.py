@@ -36,7 +36,7 @@ class DotProduct(Rule):
         inner = inner_loop(block)
         if inner is None or inner.extent is None or not block.has_init or inner.iter.kind != "R" or not inner.contiguous:
             return False
-        if len(block.loops) < 2 or len(block.stores) != 1:
+        if len(block.loops) < 2 or len(block.stores) != 1 or block.stores_divided:
             return False
         above = block.iter_of(block.loops[-2])
         if above is None or above.kind != "S":

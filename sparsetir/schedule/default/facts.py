@@ -89,6 +89,18 @@ class BlockFacts:
         """The accesses that mention ``var`` in an index."""
         return [a for a in self.stores + self.loads if any(uses_var(i, var) for i in a.indices)]
 
+    @property
+    def stores_divided(self) -> bool:
+        """A store's index divides by, or takes a remainder of, a value known only at run time
+        (``T.fuse`` over fixed axes: ``C[vij // cols, vij % cols]``). TVM's region analysis
+        cannot bound such an index, so a cache of the stored region (``cache_write``) would
+        span garbage bounds; the rules that cache a block's output leave such a block alone."""
+        return any(contains(index, _divides_by_symbol) for a in self.stores for index in a.indices)
+
+
+def _divides_by_symbol(node: Any) -> bool:
+    return isinstance(node, (tirx.FloorDiv, tirx.FloorMod, tirx.Div, tirx.Mod)) and not isinstance(node.b, tirx.IntImm)
+
 
 @dataclass(frozen=True)
 class Nest:

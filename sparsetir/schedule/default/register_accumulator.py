@@ -37,7 +37,7 @@ class RegisterAccumulator(Rule):
 
     def apply(self, sch: Schedule, nest: Nest, block: Optional[BlockFacts], context: Context) -> bool:
         merge = bool(block.walk_bounds) and not block.iters  # a co-iteration's merge: its loop is a while
-        if block.has_init or not (merge or (block.loops and any(it.kind == "R" for it in block.iters))):
+        if block.has_init or block.stores_divided or not (merge or (block.loops and any(it.kind == "R" for it in block.iters))):
             return False
         parent = nest.block(block.parent) if block.parent is not None else None
         if parent is None or parent.parent is not None or parent.has_init or any(it.kind != "S" for it in parent.iters):

@@ -121,14 +121,20 @@ def _fused_loop(ctx: Context, it: SparseIteration, axes: list[Axis], group: list
     stays parallel-safe.
     """
     for parent, child in zip(axes, axes[1:]):
-        if child.parent is None or not child.parent.same_as(parent) or not child.is_variable:
-            raise LoweringError(
-                f"sparse iteration '{it.name}': T.fuse needs each axis to be a variable axis under the one before "
-                f"('{child.name}' is not under '{parent.name}')"
-            )
+        if child.parent is None or not child.parent.same_as(parent):
+            raise LoweringError(f"sparse iteration '{it.name}': T.fuse needs each axis under the one before "
+                                f"('{child.name}' is not under '{parent.name}')")
+    fixed = [child for child in axes[1:] if not child.is_variable]
+    if fixed and len(fixed) != len(axes) - 1:
+        variable = next(child for child in axes[1:] if child.is_variable)
+        raise LoweringError(f"sparse iteration '{it.name}': T.fuse needs the axes under the first to be all "
+                            f"variable or all fixed ('{variable.name}' is variable, '{fixed[0].name}' fixed)")
     kinds = {kind for kind, _ in group}
     if len(kinds) != 1:
         raise LoweringError(f"sparse iteration '{it.name}': the iterators of one T.fuse must have the same kind")
+    if fixed:
+        _fused_fixed_loop(ctx, axes, group, out)
+        return
     first, last = axes[0], axes[-1]
     top_row = parent_row(first, out.env)
     first_len = ctx.header.extent(first, top_row) if first.parent is not None else first.length
@@ -165,6 +171,38 @@ def _fused_loop(ctx: Context, it: SparseIteration, axes: list[Axis], group: list
     pos = block_var + base - start(row)
     row = row + [pos]
     _bind(out, group[-1][1], Position(last, pos, ctx.header.coord(last, row), row))
+
+
+def _fused_fixed_loop(ctx: Context, axes: list[Axis], group: list, out: Levels) -> None:
+    """``T.fuse(A0, A1, ..., An)`` over axes with a fixed number of positions under each parent
+    position (``T.sparse_fixed``, as ELL's columns): one loop over ``t`` in ``[0, extent(A0) *
+    n1 * ... * nn)``, each axis's position ``t`` divided by the positions under it, modulo its
+    own count (TACO's ``collapse`` of fixed dimensions)."""
+    first, last = axes[0], axes[-1]
+    top_row = parent_row(first, out.env)
+    dtype = last.idtype
+    counts = [as_dtype(ctx.header.extent(first, top_row) if first.parent is not None else first.length, dtype)]
+    counts += [as_dtype(axis.positions, dtype) for axis in axes[1:]]
+    extent = counts[0]
+    for count in counts[1:]:
+        extent = extent * count
+    _new_level_if(out.levels, extent)
+    level = out.levels[-1]
+    name = "".join(var.name for _, var in group)
+    block_var = Var("v" + name, dtype)
+    level.loops.append(Loop(name, Var(name, dtype), block_var, extent, extent, group[0][0]))
+    row = list(top_row)
+    for k, (axis, (_, var)) in enumerate(zip(axes, group)):
+        below = counts[k + 1:]
+        stride = below[0] if below else None
+        for count in below[1:]:
+            stride = stride * count
+        pos = block_var if stride is None else tirx.floordiv(block_var, stride)
+        if k:
+            pos = tirx.floormod(pos, counts[k])
+        pos = as_dtype(pos, axis.idtype)
+        row = row + [pos]
+        _bind(out, var, Position(axis, pos, ctx.header.coord(axis, row), row))
 
 
 def _merged_level(ctx: Context, it: SparseIteration, entry: MergedAxis, var: Var, out: Levels) -> None:
