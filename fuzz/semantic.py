@@ -4,15 +4,17 @@
 scatter-, row-reduction-, elementwise- and dense-shaped sparse iterations with random bodies
 (``+ - *``, ``max``, ``min``, ``exp``, constants), chained so that later iterations read what
 earlier ones wrote or update it in place, flat, nested in a row iteration, fused
-(``T.fuse(I, J)``) or with the feature loop outside the row's entries, over CSR (int32 or int64 indices),
-ELL, ragged rows or BSR (blocks of 1 to 4), with float32, float64 or int32 values. Each is built
-as written (``schedule="none"``: serial loops), with the default CPU schedule
-(``sparsetir.build``) and with the default schedule's rules under a random point of the tuning
-space (``sparsetir.tune.space``), and all three run on random matrices (empty rows, a dense row,
-one row, wide and narrow) at awkward widths (1, 3, 17, 33, 100, ...). The scheduled builds must
-agree with the serial one (float tolerance: they sum in another order; integers exactly), and
-the serial build with a NumPy evaluation of the script (``evaluate``), so a bug shared by every
-build is caught too. A build or call that fails is a finding as well.
+(``T.fuse(I, J)``) or with the feature loop outside the row's entries, over CSR (int32 or int64
+indices), ELL, ragged rows or BSR (blocks of 1 to 4), with float32, float64 or int32 values.
+Each is built as written (``schedule="none"``: serial loops), with the default CPU schedule
+(``sparsetir.build``), with the default schedule's rules under a random point of the tuning
+space (``sparsetir.tune.space``) and with the default GPU schedule, its thread-bound loops run
+serially on the CPU (``runtime/cuda/simulate.py``: no GPU needed); all four run on random
+matrices (empty rows, a dense row, one row, wide and narrow) at awkward widths (1, 3, 17, 33,
+100, ...). The scheduled builds must agree with the serial one (float tolerance: they sum in
+another order; integers exactly), and the serial build with a NumPy evaluation of the script
+(``evaluate``), so a bug shared by every build is caught too. A build or call that fails is a
+finding as well.
 
 The default schedule's rules (``sparsetir/schedule/default``) decide from what they can prove
 about a program; this fuzzer gives them programs nobody wrote by hand.
@@ -545,6 +547,7 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
     rules under random choices of the tuning space, and compare them on ``cases`` random calls."""
     import sparsetir
     from sparsetir.default_build import build_default
+    from sparsetir.runtime.cuda.simulate import simulate
     from sparsetir.script import parse
     from sparsetir.tune.space import describe
 
@@ -558,7 +561,8 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
     choices = random_choices(rng)
     builds = {}
     for label, make in (("default", lambda: sparsetir.build(f)),
-                        (f"choices({describe(choices)})", lambda: build_default(f, "llvm", None, None, choices))):
+                        (f"choices({describe(choices)})", lambda: build_default(f, "llvm", None, None, choices)),
+                        ("gpu schedule (simulated)", lambda: simulate(sparsetir.build(f, target="cuda")))):
         try:
             builds[label] = make()
         except Exception:  # noqa: BLE001

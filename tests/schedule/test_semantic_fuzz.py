@@ -1,5 +1,6 @@
-"""The semantic fuzzer's CI budget: random scripts built with the default schedule compute what
-they compute built as written, and what NumPy computes (``fuzz/semantic.py``).
+"""The semantic fuzzer's CI budget: random scripts built with the default CPU schedule, under a
+random tuning choice and with the default GPU schedule (simulated on the CPU) compute what they
+compute built as written, and what NumPy computes (``fuzz/semantic.py``).
 
 The seed is the fuzz budget's (``fuzz_seed`` in ``tests/conftest.py``: the UTC day, or
 ``--fuzz-seed N``), so each day's CI tries new programs and a failure names the seed to rerun.
@@ -24,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from fuzz import semantic  # noqa: E402
 
-#: Scripts per CI run: about 2 s each on 2 cores (every width called compiles a variant).
+#: Scripts per CI run: about 3 s each on 2 cores (four builds; every width called compiles a variant).
 BUDGET = 12
 
 
