@@ -214,12 +214,7 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
             "csr64": '    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int64")',
             "ell": '    J = T.sparse_fixed(I, (n, cols), indices, "int32")',
             "ragged": '    J = T.dense_variable(I, (n, nnz), indptr, "int32")'}[fmt]
-    lines = ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
-             f"def fuzzed({', '.join(params)}) -> None:",
-             '    T.func_attr({"sparse_tir_level": 2})',
-             "    I = T.dense_fixed(m)",
-             axis,
-             "    D = T.dense_fixed(n)"]
+    lines = _header(params) + ["    I = T.dense_fixed(m)", axis, "    D = T.dense_fixed(n)"]
     if uses_width:
         lines.append("    K = T.dense_fixed(feat)")
     for b in buffers:
@@ -229,21 +224,21 @@ def _text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_w
     return "\n".join(lines) + "\n"
 
 
+def _header(params: list[str]) -> list[str]:
+    return ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
+            f"def fuzzed({', '.join(params)}) -> None:", '    T.func_attr({"sparse_tir_level": 2})']
+
+
 def _bsr_text(dtype: str, buffers: list[Buffer], iterations: list[Iteration], uses_width: bool, block: int) -> str:
     params = [f"{b.name.lower()}: T.handle" for b in buffers] + ["indptr: T.handle", "indices: T.handle",
                                                                 "mb: T.int32", "nb: T.int32"]
     if uses_width:
         params.append("feat: T.int32")
     params.append("nnzb: T.int32")
-    lines = ["from sparsetir.script import tir as T", "", "", "@T.prim_func",
-             f"def fuzzed({', '.join(params)}) -> None:",
-             '    T.func_attr({"sparse_tir_level": 2})',
-             "    IO = T.dense_fixed(mb)",
-             '    JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")',
-             f"    II = T.dense_fixed({block})",
-             f"    JI = T.dense_fixed({block})",
-             f"    M = T.dense_fixed(mb * {block})",
-             f"    N = T.dense_fixed(nb * {block})"]
+    lines = _header(params) + ["    IO = T.dense_fixed(mb)",
+                               '    JO = T.sparse_variable(IO, (nb, nnzb), (indptr, indices), "int32")',
+                               f"    II = T.dense_fixed({block})", f"    JI = T.dense_fixed({block})",
+                               f"    M = T.dense_fixed(mb * {block})", f"    N = T.dense_fixed(nb * {block})"]
     if uses_width:
         lines.append("    K = T.dense_fixed(feat)")
     for b in buffers:
@@ -402,36 +397,15 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
         has_k = "K" in it.axes
         # Coordinates per point of the iteration space: e (stored entry) and/or k.
         if "J" in it.axes:
-            e = np.arange(a.nnz)
-            i, j = rows, cols
+            e, i, j = np.arange(a.nnz), rows, cols
         else:
-            e = None
-            i, j = np.arange(a.shape[0]), None
-        if has_k:
-            k = np.arange(width)
-            shape = (i.shape[0], width)
-        else:
-            k = None
-            shape = (i.shape[0],)
+            e, i, j = None, np.arange(a.shape[0]), None
+        shape = (i.shape[0], width) if has_k else (i.shape[0],)
 
         def read(name: str, axes: str) -> np.ndarray:
+            # a buffer's first axis says where a point reads it: its entry, its row or its column
             arr = values[name]
-            if axes == "IJ":
-                v = arr[e]
-            elif axes == "IJK":
-                v = arr[e]
-            elif axes == "I":
-                v = arr[i]
-            elif axes == "D":
-                v = arr[j]
-            elif axes == "K":
-                v = arr[None, :] if has_k else arr
-            elif axes == "IK":
-                v = arr[i]
-            elif axes == "DK":
-                v = arr[j]
-            else:
-                raise AssertionError(axes)
+            v = arr[None, :] if axes == "K" else arr[e if axes.startswith("IJ") else i if axes[0] == "I" else j]
             if has_k and v.ndim == 1:
                 v = v[:, None]
             return np.broadcast_to(v, shape).astype(dtype)
@@ -444,32 +418,19 @@ def evaluate(script: Script, a: sp.csr_matrix, width: int, args: dict) -> dict:
         point = np.broadcast_to(point, shape)
         spatial = it.out.axes
         if it.reduce is None:
-            if spatial == "IJ":
-                out[e] = point
-            elif spatial == "IJK":
-                out[e] = point
-            elif spatial == "IK":
-                out[i] = point
-            else:
-                out[i] = point
+            out[e if spatial.startswith("IJ") else i] = point
             continue
         init = dtype.type(0) if it.reduce == "+" else _lowest(dtype)
         ufunc = np.add if it.reduce == "+" else np.maximum
         if spatial in ("D", "DK"):  # scattered over the rows: onto what the output holds
             ufunc.at(out, j, point)
             continue
-        if spatial == "IK":  # reduced over J
-            acc = np.full((a.shape[0], width), init, dtype)
+        if "J" in it.axes and not spatial.startswith("IJ"):  # reduced over a row's entries
+            acc = np.full(out.shape, init, dtype)
             ufunc.at(acc, i, point)
             out[...] = acc
-        elif spatial == "IJ":  # reduced over K
-            out[e] = ufunc.reduce(point, axis=1, initial=init) if width else init
-        elif spatial == "I" and "J" in it.axes:
-            acc = np.full(a.shape[0], init, dtype)
-            ufunc.at(acc, i, point)
-            out[...] = acc
-        else:  # "I" over K
-            out[i] = ufunc.reduce(point, axis=1, initial=init) if width else init
+        else:  # reduced over K
+            out[e if spatial == "IJ" else i] = ufunc.reduce(point, axis=1, initial=init)
     return {b.name.lower(): values[b.name].reshape(args[b.name.lower()].shape) for b in script.buffers if b.output}
 
 
@@ -579,7 +540,7 @@ def check(script: Script, rng: np.random.Generator, cases: int = 3) -> list[Find
             try:
                 kernel(**call)
             except Exception:  # noqa: BLE001
-                findings.append(Finding(f"call_failed", script.text, f"{label}:\n{traceback.format_exc()}", case))
+                findings.append(Finding("call_failed", script.text, f"{label}:\n{traceback.format_exc()}", case))
                 continue
             runs[label] = call
         if "serial" not in runs:

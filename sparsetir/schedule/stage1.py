@@ -312,18 +312,16 @@ def sparse_split(func: SparseFunction, iteration: str, axis: Any, at: Optional[i
 
 def _enclosing(func: SparseFunction, name: str) -> Optional[str]:
     """The name of the sparse iteration whose body holds the iteration ``name`` (None at the top)."""
+    parents: dict[str, Optional[str]] = {}
 
-    def walk(stmts: Sequence[Any], parent: Optional[str]) -> Optional[str]:
+    def walk(stmts: Sequence[Any], parent: Optional[str]) -> None:
         for stmt in stmts:
             if isinstance(stmt, SparseIteration):
-                if stmt.name == name:
-                    return parent or ""
-                found = walk(stmt.body, stmt.name)
-                if found is not None:
-                    return found
-        return None
+                parents[stmt.name] = parent
+                walk(stmt.body, stmt.name)
 
-    return walk(func.body, None) or None
+    walk(func.body, None)
+    return parents.get(name)
 
 
 def _axis_used(axis: Axis, buffers: Sequence[Any], body: Sequence[Any]) -> bool:

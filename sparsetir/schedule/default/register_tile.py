@@ -105,9 +105,15 @@ def _within_budget(tile: int, size: int, vectors: int) -> int:
     """``tile`` or the largest divisor of ``vectors`` below it whose unrolled copies of a body of
     ``size`` nodes stay within ``UNROLL_BUDGET`` (a sum of hundreds of terms tiles 8 times
     over into more code than LLVM compiles in reasonable time)."""
-    if tile * size <= UNROLL_BUDGET:
+    return _largest_tile(tile, vectors, lambda u: u * size <= UNROLL_BUDGET)
+
+
+def _largest_tile(tile: int, vectors: int, fits) -> int:
+    """``tile`` when ``fits(tile)``, else the largest divisor of ``vectors`` below it that fits
+    (1 at least)."""
+    if fits(tile):
         return tile
-    return max((u for u in range(1, tile) if vectors % u == 0 and u * size <= UNROLL_BUDGET), default=1)
+    return max((u for u in range(1, tile) if vectors % u == 0 and fits(u)), default=1)
 
 
 #: TVM 0.27 keeps a buffer on the stack only under 1 KiB (``kMaxStackAlloca``); a larger one
@@ -120,9 +126,7 @@ STACK_BYTES = 1024
 def _within_stack(tile: int, vector_bytes: int, vectors: int) -> int:
     """``tile`` or the largest divisor of ``vectors`` below it whose accumulator (``tile``
     vectors of ``vector_bytes``) TVM keeps on the stack."""
-    if tile * vector_bytes < STACK_BYTES:
-        return tile
-    return max((u for u in range(1, tile) if vectors % u == 0 and u * vector_bytes < STACK_BYTES), default=1)
+    return _largest_tile(tile, vectors, lambda u: u * vector_bytes < STACK_BYTES)
 
 
 def register_tile(sch: Schedule, block: str, reductions: int, width: int, tile: int) -> None:

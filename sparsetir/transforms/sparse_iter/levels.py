@@ -9,6 +9,8 @@ axes), its coordinate and its row (the position vector down to it). A ``T.inters
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -183,9 +185,7 @@ def _fused_fixed_loop(ctx: Context, axes: list[Axis], group: list, out: Levels) 
     dtype = last.idtype
     counts = [as_dtype(ctx.header.extent(first, top_row) if first.parent is not None else first.length, dtype)]
     counts += [as_dtype(axis.positions, dtype) for axis in axes[1:]]
-    extent = counts[0]
-    for count in counts[1:]:
-        extent = extent * count
+    extent = functools.reduce(operator.mul, counts)
     _new_level_if(out.levels, extent)
     level = out.levels[-1]
     name = "".join(var.name for _, var in group)
@@ -194,10 +194,7 @@ def _fused_fixed_loop(ctx: Context, axes: list[Axis], group: list, out: Levels) 
     row = list(top_row)
     for k, (axis, (_, var)) in enumerate(zip(axes, group)):
         below = counts[k + 1:]
-        stride = below[0] if below else None
-        for count in below[1:]:
-            stride = stride * count
-        pos = block_var if stride is None else tirx.floordiv(block_var, stride)
+        pos = tirx.floordiv(block_var, functools.reduce(operator.mul, below)) if below else block_var
         if k:
             pos = tirx.floormod(pos, counts[k])
         pos = as_dtype(pos, axis.idtype)
