@@ -35,7 +35,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..runtime.launch import launch
-from ..runtime.target import num_threads
+from ..runtime.parallel import num_threads
 from .inputs import (
     VALUE_DTYPES,
     CsrInput,

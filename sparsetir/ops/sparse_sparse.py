@@ -38,7 +38,8 @@ from ..runtime.build import build_stage3
 from ..runtime.kernel import Kernel
 from ..runtime.launch import launch
 from ..runtime.partition import row_partition
-from ..runtime.target import host_target, num_threads
+from ..runtime.parallel import num_threads
+from ..runtime.target import host_target
 from . import sparse_sparse_scripts as scripts
 from .csr_tensors import CsrTensors
 from .inputs import (
@@ -76,13 +77,17 @@ class IdentityCache:
 
     def get(self, tag: str, objects: tuple, make: Callable[[], Any], check: Any = None) -> Any:
         """The value for ``objects`` (and ``check``), made with ``make()`` when missing or stale."""
-        key = (tag,) + tuple(map(id, objects))
+        key = (tag, *map(id, objects))
         entry = self._entries.get(key)
-        if entry is not None and entry[1] == check and all(r() is o for r, o in zip(entry[0], objects)):
-            return entry[2]
+        if entry is not None and entry[1] == check:
+            for ref, obj in zip(entry[0], objects):
+                if ref() is not obj:
+                    break
+            else:
+                return entry[2]
         value = make()
-        drop = lambda ref, key=key: self._drop(key, ref)  # noqa: E731
-        refs = tuple(weakref.ref(o, drop) for o in objects)
+        drop = functools.partial(self._drop, key)
+        refs = tuple([weakref.ref(o, drop) for o in objects])
         with self._lock:
             replaced = self._entries.get(key)  # noqa: F841 (released after the lock)
             self._entries[key] = (refs, check, value)
@@ -157,7 +162,7 @@ def _parts() -> int:
 # --- operands -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Pattern:
     """An output structure: int32 ``indptr``/``indices``, the row chunks its kernels run over,
     and (``add``/``multiply``) the entry of each operand every output entry comes from; also an
@@ -193,7 +198,7 @@ class Pattern:
         return self.src_a, self.src_b
 
 
-@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Operand:
     """One sparse operand of a call: its prepared structure and its values now."""
 
@@ -251,7 +256,11 @@ def merge_structure(what: str, A: Any) -> Pattern:
     (m, n), nnz = A.shape, A.data.shape[0]
     if max(m, n, nnz) > _INT32_MAX:
         fail(what, f"shape {(m, n)} with {nnz} stored values exceeds the int32 index range")
-    indptr = own_int32(what, "indptr", np.asarray(A.indptr))
+    ptr = A.indptr
+    if type(ptr) is np.ndarray and ptr.dtype == np.int32:  # SciPy's usual case, in one copy
+        indptr = np.array(ptr, order="C")
+    else:
+        indptr = own_int32(what, "indptr", np.asarray(ptr))
     indices = as_int32(what, "indices", np.asarray(A.indices))
     check_structure(what, indptr, indices, m, n, nnz, check_range=False)
     return Pattern(indptr, indices, (m, n), None)  # a pair's merge makes its own chunks
@@ -456,18 +465,19 @@ def merge_product(op: str, a: Operand, b: Operand, sources: bool = False) -> tup
     if entry.pattern is not None:
         return entry.pattern, merge_values(op == "add", entry.pattern, a.values, b.values)
     x, y = a.csr, b.csr
-    m, nnz = x.shape[0], int(entry.indptr[-1])
+    m, nnz, x_nnz, y_nnz = x.shape[0], entry.indptr.item(-1), x.nnz, y.nnz
     keep = sources or not made
-    aligned = nnz == x.nnz == y.nnz
+    aligned = nnz == x_nnz == y_nnz
     sources = keep and not aligned
     indices = output_pool.empty((nnz,), np.int32)
-    src_a, src_b = (np.empty(nnz if sources else 1, np.int32) for _ in range(2))  # TVM refuses size 0
+    src_size = nnz if sources else 1  # TVM refuses size 0
+    src_a, src_b = np.empty(src_size, np.int32), np.empty(src_size, np.int32)
     values = output_pool.empty((nnz,), a.values.dtype)
     if nnz:
         launch(kernel("merge_fill", op == "add", value_dtype_name(values), sources),
                (a.values, b.values, values, x.indptr, x.indices, y.indptr, y.indices, entry.indptr, indices,
-                src_a, src_b, entry.part, m, x.nnz, y.nnz, nnz, src_a.shape[0], entry.part.shape[0] - 1),
-               x.nnz + y.nnz + m)
+                src_a, src_b, entry.part, m, x_nnz, y_nnz, nnz, src_a.shape[0], entry.part.shape[0] - 1),
+               x_nnz + y_nnz + m)
     if not keep:
         return Pattern(entry.indptr, indices, x.shape, None, own_indices=True), values
     part = row_partition(entry.indptr, entry.part.shape[0] - 1)
@@ -482,21 +492,21 @@ def _merge_count(op: str, a: Operand, b: Operand) -> Merge:
     """The row pointer of ``op``'s result, by ``merge_count``, which checks the rows as it reads
     them (columns in range, strictly increasing) and sums the rows' counts itself."""
     x, y = a.csr, b.csr
-    (m, n), parts = x.shape, _parts()
+    (m, n), parts, x_nnz, y_nnz = x.shape, _parts(), x.nnz, y.nnz
     # Chunks of equal work: a row's merge steps are its entries in both operands.
     part = row_partition((x.indptr, y.indptr), parts)
     indptr = np.empty(m + 1, np.int32)  # no int64 temporaries: fresh pages cost
-    if m and (x.nnz or y.nnz):
+    if m and (x_nnz or y_nnz):
         sizes, bad = np.empty(parts + 1, np.int64), np.empty(parts, np.int32)
-        marked = int(n <= MARKED_COLUMNS and n * parts <= MARK_COST * (x.nnz + y.nnz))
+        marked = int(n <= MARKED_COLUMNS and n * parts <= MARK_COST * (x_nnz + y_nnz))
         marker = np.empty(parts * n if marked else 1, np.int32)
         launch(kernel("merge_count", op == "add"), (x.indptr, x.indices, y.indptr, y.indices, indptr, sizes, bad,
-                                                    part, marker, m, n, x.nnz, y.nnz, parts, marked,
-                                                    marker.shape[0]), x.nnz + y.nnz + m)
-        if bad.any():
+                                                    part, marker, m, n, x_nnz, y_nnz, parts, marked,
+                                                    marker.shape[0]), x_nnz + y_nnz + m)
+        if any(bad.tolist()):  # a list of a few flags: faster than NumPy's any
             _refuse_rows(op, a, b)
-        if sizes[-1] > _INT32_MAX:
-            fail(op, f"the result has {int(sizes[-1])} stored entries, more than the int32 index range holds")
+        if sizes.item(-1) > _INT32_MAX:
+            fail(op, f"the result has {sizes.item(-1)} stored entries, more than the int32 index range holds")
     else:
         indptr[:] = 0
     return Merge(indptr, part)
@@ -653,7 +663,8 @@ def _call(op: str, A: Any, B: Any, mask: Any, ordered: bool = True) -> Any:
     ``CsrTensors`` operand, or a tensor under ``torch.compile``), through autograd when a
     tensor operand needs a gradient, else computed here (SciPy operands go straight there)."""
     torch = sys.modules.get("torch")
-    if torch is not None and any(isinstance(x, (torch.Tensor, CsrTensors)) for x in (A, B, mask)):
+    kinds = (torch.Tensor, CsrTensors) if torch is not None else ()
+    if kinds and (isinstance(A, kinds) or isinstance(B, kinds) or isinstance(mask, kinds)):
         from .autograd import _library as library
 
         lib = library(A, B, mask)

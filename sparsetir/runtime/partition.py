@@ -42,14 +42,15 @@ def row_partition(indptr: Any, parts: int, row_cost: int = 1) -> np.ndarray:
     Boundaries are non-decreasing from 0 to the row count whatever ``indptr`` holds.
     """
     if isinstance(indptr, tuple):
-        first, second = indptr
-        m = first.shape[0] - 1
-        total = first.item(-1) + second.item(-1) + row_cost * m
-        key = lambda k: first.item(k) + second.item(k) + row_cost * k  # noqa: E731
+        first, second = map(_entries, indptr)
+        m = indptr[0].shape[0] - 1
+        total = int(first[m]) + int(second[m]) + row_cost * m
+        key = lambda k: first[k] + second[k] + row_cost * k  # noqa: E731
     else:
+        entries = _entries(indptr)
         m = indptr.shape[0] - 1
-        total = indptr.item(-1) + row_cost * m
-        key = lambda k: indptr.item(k) + row_cost * k  # noqa: E731
+        total = int(entries[m]) + row_cost * m
+        key = lambda k: entries[k] + row_cost * k  # noqa: E731
     # Boundary t is the first row k whose cost so far (increasing in k) reaches
     # ceil(total * t / parts). A binary search per boundary: O(parts log m), not O(m).
     part = np.empty(parts + 1, np.int32)
@@ -60,6 +61,14 @@ def row_partition(indptr: Any, parts: int, row_cost: int = 1) -> np.ndarray:
         low = bisect.bisect_left(range(m + 1), goal, lo=low, key=key)
         part[t] = low
     return part
+
+
+def _entries(indptr: Any) -> Any:
+    """The 1-D integer array ``indptr`` indexable by position: a memoryview where the buffer
+    allows it (whose entries are Python ints, read in half the time of ``item``)."""
+    if isinstance(indptr, np.ndarray) and indptr.dtype.isnative and indptr.ndim == 1:
+        return memoryview(indptr)
+    return np.asarray(indptr, np.int64)
 
 
 def chunk_count(work: int, threads: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from .._tvm import tvm
+from .parallel import num_threads as launcher_threads
 
 TargetLike = Union[str, dict, "tvm.target.Target"]
 
@@ -53,8 +54,6 @@ def is_gpu(target: "tvm.target.Target") -> bool:
 
 def num_threads() -> int:
     """The number of CPU threads a parallel kernel uses (``parallel.num_threads``)."""
-    from .parallel import num_threads as launcher_threads
-
     return launcher_threads()
 
 
