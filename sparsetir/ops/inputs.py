@@ -155,9 +155,9 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     if is_torch_tensor(A):
         return _prepare_torch_csr(what, A, parts)
     data, indptr, indices, shape = _csr_arrays(what, A)
-    if not isinstance(data, np.ndarray) or str(data.dtype) not in VALUE_DTYPES:
-        dtype = getattr(data, "dtype", type(data).__name__)
-        fail(what, f"values must be float32 or float64, got {dtype}")
+    dtype = value_dtype_name(data) if isinstance(data, np.ndarray) else None
+    if dtype not in VALUE_DTYPES:
+        fail(what, f"values must be float32 or float64, got {getattr(data, 'dtype', type(data).__name__)}")
     m, n = shape
     if max(m, n, data.shape[0]) > _INT32_MAX:
         fail(what, f"shape {shape} with {data.shape[0]} stored values exceeds the int32 index range")
@@ -167,7 +167,7 @@ def prepare_csr(what: str, A: Any, parts: int) -> CsrInput:
     indices = own_int32(what, "indices", np.asarray(indices))
     check_structure(what, indptr, indices, m, n, data.shape[0])
     longest = int(np.diff(indptr).max()) if m else 0
-    return CsrInput(data, indptr, indices, (m, n), str(data.dtype), row_partition(indptr, parts), False, longest)
+    return CsrInput(data, indptr, indices, (m, n), dtype, row_partition(indptr, parts), False, longest)
 
 
 def _prepare_torch_csr(what: str, A: Any, parts: int) -> CsrInput:
