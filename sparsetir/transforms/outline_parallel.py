@@ -36,6 +36,13 @@ parameter of the function (an array declared in the body, a stack scratch, stays
 declared outside the loop may share another array's memory), and every allocation in the body
 goes on the stack (TVM allocates a larger one through the kernel's device, which only the
 kernel's entry knows); other loops are left as they are.
+
+The call must keep the callee's parameter types through TVM's ``NarrowDataType``, which turns
+an int64 variable whose values fit in 32 bits into an int32 one in the caller, never in a
+function's parameters (a fused loop over the entries of an int64-indexed axis runs over
+``Cast("int64", nnz)``). So an int64 loop whose extent fits in 32 bits is made an int32 loop
+here first, its body reading the int64 value as a cast; a loop whose body needs another int64
+variable of the caller's (not a parameter) stays in place.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.Pr
     if not bool(attrs.get("tir.noalias", False)):
         return func, {}
     params = [p for p in func.params if isinstance(p.ty, BufferType)]
+    scalar_params = [p for p in func.params if not isinstance(p.ty, BufferType)]
     outlined: dict[Any, tirx.PrimFunc] = {}
 
     def on_for(loop: Any) -> Any:
@@ -61,12 +69,15 @@ def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.Pr
             return loop
         if not stack_only(loop.body):
             return loop  # a workspace allocation needs the device the kernel's entry knows
+        loop = _int32_loop(loop)
         inner = bound_within(loop.body)
         free = [v for v in tirx.analysis.undefined_vars(loop.body, []) if not any(v.same_as(b) for b in inner)]
         buffers = [v for v in free if isinstance(v.ty, BufferType)]
         if not all(any(b.same_as(p) for p in params) for b in buffers):
             return loop  # an array the function does not take: maybe a view of another
         scalars = [v for v in free if not isinstance(v.ty, BufferType)]
+        if any(str(v.ty.dtype) == "int64" and not any(v.same_as(p) for p in scalar_params) for v in scalars):
+            return loop  # NarrowDataType may make it int32 at the call, not in the callee
         for b in buffers:  # the sizes their declarations need
             for v in _vars_of_type(b.ty):
                 if not any(v.same_as(s) for s in scalars):
@@ -84,6 +95,23 @@ def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.Pr
     if not outlined:
         return func, {}
     return func.with_body(body), outlined
+
+
+def _int32_loop(loop: Any) -> Any:
+    """``loop`` over an int32 variable when its variable is int64, it starts at 0 and its extent
+    fits in 32 bits (what ``NarrowDataType`` would make of it); else ``loop`` itself."""
+    var = loop.loop_var
+    if (str(var.ty.dtype) != "int64" or loop.step is not None
+            or not (isinstance(loop.min, tirx.IntImm) and loop.min.value == 0)):
+        return loop
+    bound = tvm.sym.Analyzer().const_int_bound(loop.extent)
+    if bound.min_value < -0x80000000 or bound.max_value > 0x7FFFFFFF:
+        return loop
+    narrow = Var(var.name, "int32")
+    wide = tirx.Cast("int64", narrow)
+    body = structural_map(loop.body, [(Var, lambda v: wide if v.same_as(var) else v)])
+    return tirx.For(narrow, tirx.IntImm("int32", 0), tirx.Cast("int32", loop.extent), loop.kind, body,
+                    loop.thread_binding, loop.annotations, loop.step, loop.span)
 
 
 def _vars_of_type(ty: Any) -> list[Var]:

@@ -139,3 +139,74 @@ def test_a_lookup_result_per_entry_is_compacted_and_the_loop_outlined():
     f3 = pipeline.lower(schedule_of(f).schedule.func).with_attr("global_symbol", "f")
     assert outline_parallel_loops(f3, "f")[1] == {}  # as lowered: a scratch of n entries
     assert len(cpu_module(f3, "f").functions) == 2
+
+
+@T.prim_func(s_tir=True)
+def wide_entries(
+    a: T.Buffer(("nnz",), "int32"),
+    b: T.Buffer(("nnz",), "int32"),
+    nnz: T.int32,
+):
+    T.func_attr({"tir.noalias": True})
+    for p in T.parallel(T.Cast("int64", nnz)):  # a fused loop over an int64-indexed axis's entries
+        b[p] = a[p] * 2
+
+
+@T.prim_func(s_tir=True)
+def wide_offset(
+    a: T.Buffer(("nnz",), "int32"),
+    b: T.Buffer(("nnz",), "int32"),
+    nnz: T.int32,
+):
+    T.func_attr({"tir.noalias": True})
+    start: T.let = T.Cast("int64", nnz) // T.int64(2)  # an int64 value of the caller's own
+    for p in T.parallel(nnz // 2):
+        b[start + T.Cast("int64", p)] = a[start + T.Cast("int64", p)] + 1
+
+
+def test_an_int64_loop_that_fits_in_32_bits_is_outlined_as_int32():
+    """TVM's NarrowDataType makes such a loop's variable int32 in the caller but never a
+    callee's parameter: the call would pass an int32 where the function takes an int64 (found
+    by the semantic fuzzer: ``T.fuse(I, J)`` over an axis with int64 indices failed to compile)."""
+    main, outlined = outline_parallel_loops(wide_entries, "wide")
+    (callee,) = outlined.values()
+    assert {str(p.name): str(p.ty.dtype) for p in callee.params if not isinstance(p.ty, tvm.ir.PointerType)} == {
+        "p": "int32", "nnz": "int32"}
+    a = np.arange(1000, dtype=np.int32)
+    b = np.zeros(1000, np.int32)
+    build_stage3(wide_entries.with_attr("global_symbol", "wide"), [])(a, b, 1000)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_a_body_needing_an_int64_value_of_the_caller_stays():
+    assert outline_parallel_loops(wide_offset, "f")[1] == {}
+    a = np.arange(1001, dtype=np.int32)
+    b = np.zeros(1001, np.int32)
+    build_stage3(wide_offset.with_attr("global_symbol", "f"), [])(a, b, 1001)
+    np.testing.assert_array_equal(b[500:1000], a[500:1000] + 1)
+
+
+def test_a_fused_iteration_over_int64_indices_builds_and_computes_the_reference():
+    import sparsetir
+
+    script = '''
+@T.prim_func
+def fused(a: T.handle, r: T.handle, o: T.handle, indptr: T.handle, indices: T.handle,
+          m: T.int32, n: T.int32, nnz: T.int32) -> None:
+    T.func_attr({"sparse_tir_level": 2})
+    I = T.dense_fixed(m)
+    J = T.sparse_variable(I, (n, nnz), (indptr, indices), "int64")
+    A = T.match_sparse_buffer(a, (I, J), dtype="int32")
+    R = T.match_sparse_buffer(r, (I,), dtype="int32")
+    O = T.match_sparse_buffer(o, (I, J), dtype="int32")
+    with T.sp_iter([T.fuse(I, J)], "SS", "it0") as [i, j]:
+        O[i, j] = T.min(R[i], A[i, j])
+'''
+    f = sparsetir.parse("from sparsetir.script import tir as T\n" + script)
+    matrix = scipy.sparse.random(257, 16, density=0.05, format="csr", random_state=3)
+    a = np.arange(matrix.nnz, dtype=np.int32)
+    r = np.arange(257, dtype=np.int32) - 100
+    o = np.zeros(matrix.nnz, np.int32)
+    sparsetir.build(f)(a=a, r=r, o=o, indptr=matrix.indptr.astype(np.int64),
+                       indices=matrix.indices.astype(np.int64), m=257, n=16, nnz=matrix.nnz)
+    np.testing.assert_array_equal(o, np.minimum(np.repeat(r, np.diff(matrix.indptr)), a))
