@@ -147,7 +147,9 @@ def _build(func: Any, target: TargetLike, name: Optional[str], constraints: Opti
     except SparseTIRError:
         raise
     except Exception as err:  # TVM's code generation refused the program
-        detail = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), type(err).__name__)
+        lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()] or [type(err).__name__]
+        # A heading such as LLVM's "verification failed with the following errors:" with its first error.
+        detail = " ".join(lines[:2]) if lines[0].endswith(":") else lines[0]
         raise LoweringError(f"compiling {name or pipeline.function_name(func)} for {target} failed: {detail}") from err
 
 

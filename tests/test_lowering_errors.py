@@ -28,3 +28,20 @@ def test_unbuildable_stage2_is_a_lowering_error(stage2_text, old, new, when, rea
         sparsetir.build(f2)
     assert when in str(info.value) and reason in str(info.value)
     assert info.value.__cause__ is not None  # TVM's own error stays attached
+
+
+def test_a_heading_from_tvm_comes_with_its_first_line(monkeypatch):
+    """LLVM's verifier (and TVM's other multi-line errors) open with a heading that ends in a
+    colon: the message gives the first error after it, not the heading alone."""
+    from sparsetir import driver
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("LLVM module verification failed with the following errors: \n"
+                           "Call parameter type does not match function signature!\n  %ij = phi i32\n")
+
+    monkeypatch.setattr(driver, "build_stage3", refuse)
+    with pytest.raises(sparsetir.LoweringError) as info:
+        sparsetir.build(sparsetir.parse_file(SCRIPT), schedule="none", cache=None)
+    message = str(info.value)
+    assert "failed: LLVM module verification failed with the following errors:" in message
+    assert message.endswith("Call parameter type does not match function signature!")
