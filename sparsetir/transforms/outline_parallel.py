@@ -51,6 +51,7 @@ from typing import Any
 
 from .._tvm import BufferType, PrimType, Var, s_tir, structural_map, structural_walk, tirx, tvm
 from ..ir.analysis import bound_within
+from .sparse_iter.context import substitute
 
 
 def outline_parallel_loops(func: "tirx.PrimFunc", symbol: str) -> tuple["tirx.PrimFunc", dict[Any, "tirx.PrimFunc"]]:
@@ -109,8 +110,8 @@ def _int32_loop(loop: Any) -> Any:
         return loop
     narrow = Var(var.name, "int32")
     wide = tirx.Cast("int64", narrow)
-    body = structural_map(loop.body, [(Var, lambda v: wide if v.same_as(var) else v)])
-    return tirx.For(narrow, tirx.IntImm("int32", 0), tirx.Cast("int32", loop.extent), loop.kind, body,
+    return tirx.For(narrow, tirx.IntImm("int32", 0), tirx.Cast("int32", loop.extent), loop.kind,
+                    substitute(loop.body, [(var, wide)]),
                     loop.thread_binding, loop.annotations, loop.step, loop.span)
 
 
