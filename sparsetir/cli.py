@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["cpu", "cuda"],
         default="cpu",
         help="cuda: time the GPU SpMM and SDDMM on torch CUDA tensors against cuSPARSE "
-        "(torch.sparse.mm, torch.sparse.sampled_addmm); exit code 3 without a CUDA device",
+        "(torch.sparse.mm, torch.sparse.sampled_addmm; --kernels spmm,sddmm, and spmm_hyb: SpMM on the "
+        "hybrid format, not by default); exit code 3 without a CUDA device",
     )
     bench.add_argument(
         "--export",

@@ -27,6 +27,9 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NO_DEVICE = 3
 DEFAULT_WIDTHS = (32, 128, 512)
+#: What ``--kernels`` may name here: the bundle's kernels, and SpMM on the hybrid format
+#: (``format="hyb"``, converted on the first call; needs sparsetir where the GPU is).
+KERNELS = (*gpu_bundle.BENCH_KERNELS, "spmm_hyb")
 JSON_NAME = "bench-cuda.json"
 TABLE_NAME = "bench-cuda.md"
 
@@ -34,10 +37,11 @@ TABLE_NAME = "bench-cuda.md"
 def run(args: argparse.Namespace) -> int:
     """Time (or, with ``--export``, bundle) the GPU cases of ``args``; the exit code."""
     kernels = list(getattr(args, "kernels", None) or gpu_bundle.BENCH_KERNELS)
-    unknown = [k for k in kernels if k not in gpu_bundle.BENCH_KERNELS]
+    allowed = gpu_bundle.BENCH_KERNELS if getattr(args, "export", None) else KERNELS
+    unknown = [k for k in kernels if k not in allowed]
     if unknown:
-        print(f"sparsetir bench --device cuda: times {', '.join(gpu_bundle.BENCH_KERNELS)} (the kernels with a "
-              f"cuSPARSE peer), not {', '.join(unknown)}", file=sys.stderr)
+        print(f"sparsetir bench --device cuda{' --export' if allowed is not KERNELS else ''}: times "
+              f"{', '.join(allowed)} (the kernels with a cuSPARSE peer), not {', '.join(unknown)}", file=sys.stderr)
         return EXIT_USAGE
     widths = list(getattr(args, "widths", None) or DEFAULT_WIDTHS)
     try:
@@ -104,6 +108,7 @@ def _case(kernel: str, name: str, csr: Any, width: int, torch: Any) -> measure.R
     from sparsetir import ops
 
     row = measure.Row(kernel, name, width, int(csr.nnz))
+    fmt = "hyb" if kernel == "spmm_hyb" else "csr"
     if kernel == "spmm":
         from sparsetir.runtime.cuda import row_split
 
@@ -116,10 +121,14 @@ def _case(kernel: str, name: str, csr: Any, width: int, torch: Any) -> measure.R
     A64 = A.to(torch.float64)
     m, n = csr.shape
     try:
-        if kernel == "spmm":
+        if kernel in ("spmm", "spmm_hyb"):
             X = torch.randn(n, width, device="cuda", generator=generator)
-            problem = measure.mismatch(ops.spmm(A, X), torch.sparse.mm(A64, X.double()), torch)
-            ours, peer = (lambda: ops.spmm(A, X)), measure.torch_spmm(A, X, torch)
+            problem = measure.mismatch(ops.spmm(A, X, format=fmt), torch.sparse.mm(A64, X.double()), torch)
+            if fmt != "csr":  # the format's widths, chosen from the structure on the first call
+                from sparsetir.ops.cuda import ops as on_cuda
+
+                row.plan = str(on_cuda.buckets(on_cuda.csr("spmm: A", A), fmt).fmt)
+            ours, peer = (lambda: ops.spmm(A, X, format=fmt)), measure.torch_spmm(A, X, torch)
             row.peer_name = "torch.sparse.mm (cuSPARSE)"
         else:
             X = torch.randn(m, width, device="cuda", generator=generator)

@@ -191,11 +191,10 @@ def spmm(A: Any, X: Any, format: Any = "csr") -> Any:
     (chosen per matrix and width by timing candidates on first use), ``"tuned"`` (the format
     and the CSR kernel's choices searched within a budget, kept on disk: ``tune_spmm``), or an
     ``SpmmFormat`` with its parameters (``formatted.py``, ``auto.py``, ``tuned.py``; docs/ops.md).
+    On CUDA tensors: ``"csr"``, ``"ell"``, ``"hyb"`` or an ``SpmmFormat`` of those (docs/gpu.md).
     """
     if _cuda.on_cuda(A, X):
-        if format != "csr":
-            fail("spmm: format", f"{format!r} works on the CPU; on CUDA tensors spmm computes on CSR (pass format='csr')")
-        return _cuda.ops.spmm(A, X)
+        return _cuda.ops.spmm(A, X, format)
     if _autograd.wants_torch(A, X):
         return _autograd.spmm(A, X, format)
     a = _csr("spmm: A", A)

@@ -133,4 +133,81 @@ def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> Sparse
     return parse(text, f"<ops hybrid spmm {widths} x {feat} {dtype}>")
 
 
-__all__ = ["bsr_gather_spmm_script", "csr_gather_spmm_script", "hybrid_spmm_script"]
+def hybrid_slots_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
+    """The GPU's hybrid SpMM: ``hybrid_spmm_script``'s buckets with the values in the slot layout
+    (padding slots hold 0 and a valid column, so a slot needs no test and no dependent load),
+    and the rows longer than the widest bucket apart, in pieces of its width run in parallel.
+
+    Bucket ``w`` (``R{w}`` its rows, ``J{w}`` a row's ``w`` slots) holds rows of at most ``w``
+    entries; ``Q{w}`` is one piece per row (``one_{w}`` is ``0, 1, ..., nrows``), there so that
+    stage II nests a row's slots in a block of their own, which the GPU schedule caches. The long rows ``L`` each have pieces ``P`` of ``widest`` slots ``JL``: the first
+    long iteration sums each piece into a row of the workspace ``WS``, the second each long
+    row's pieces into ``C`` (as ``scripts.split_spmm_script``); rows in no bucket are zeroed.
+    """
+    cast0 = f'T.cast(0, "{dtype}")'
+    widest = widths[-1]
+    head = ["b: T.handle", "c: T.handle", "empty: T.handle", "nempty: T.int32"]
+    decls = ['    E = T.sparse_fixed(O, (m, nempty), empty, "int32", sorted=False)']
+    body = ['    with T.sp_iter([O, E, K], "SSS", "zero") as [o, e, k]:', f"        C[e, k] = {cast0}"]
+    for w in widths:
+        head += [f"rows_{w}: T.handle", f"one_{w}: T.handle", f"cols_{w}: T.handle", f"mask_{w}: T.handle",
+                 f"vals_{w}: T.handle", f"nrows_{w}: T.int32"]
+        decls += [
+            f'    R{w} = T.sparse_fixed(O, (m, nrows_{w}), rows_{w}, "int32", sorted=False)',
+            f'    Q{w} = T.dense_variable(R{w}, (1, nrows_{w}), one_{w}, "int32")',
+            f'    J{w} = T.sparse_fixed(Q{w}, (n, {w}), cols_{w}, "int32", sorted=False)',
+            f'    D{w} = T.match_sparse_buffer(vals_{w}, (O, R{w}, Q{w}, J{w}), "{dtype}")',
+            f'    M{w} = T.match_sparse_buffer(mask_{w}, (O, R{w}, Q{w}, J{w}), "int32")',
+        ]
+        body += [
+            f'    with T.sp_iter([O, R{w}, Q{w}, J{w}, K], "SSRRS", "ell_{w}") as [o, r, q, j, k]:',
+            "        with T.init():",
+            f"            C[r, k] = {cast0}",
+            f"        C[r, k] = C[r, k] + T.if_then_else(M{w}[o, r, q, j] >= 0, D{w}[o, r, q, j] * B[j, k], {cast0})",
+        ]
+    head += ["long_rows: T.handle", "long_ptr: T.handle", "one_long: T.handle", "cols_long: T.handle",
+             "mask_long: T.handle", "vals_long: T.handle", "ws: T.handle", "long_start: T.handle", "nlong: T.int32", "maxp: T.int32",
+             "npieces: T.int32", "m: T.int32", "n: T.int32"]
+    decls += [
+        "    L = T.dense_fixed(nlong)",
+        '    P = T.dense_variable(L, (maxp, npieces), long_ptr, "int32")',
+        "    PP = T.dense_fixed(npieces)",
+        '    QP = T.dense_variable(PP, (1, npieces), one_long, "int32")',
+        f'    JL = T.sparse_fixed(QP, (n, {widest}), cols_long, "int32", sorted=False)',
+        '    LR = T.match_sparse_buffer(long_rows, (L,), "int32")',
+        f'    DL = T.match_sparse_buffer(vals_long, (PP, QP, JL), "{dtype}")',
+        '    ML = T.match_sparse_buffer(mask_long, (PP, QP, JL), "int32")',
+        f'    WP = T.match_sparse_buffer(ws, (PP, K), "{dtype}")',
+        '    LS = T.match_sparse_buffer(long_start, (L,), "int32")',
+    ]
+    body += [
+        '    with T.sp_iter([PP, QP, JL, K], "SRRS", "pieces") as [r, q, j, k]:',
+        "        with T.init():",
+        f"            WP[r, k] = {cast0}",
+        f"        WP[r, k] = WP[r, k] + T.if_then_else(ML[r, q, j] >= 0, DL[r, q, j] * B[j, k], {cast0})",
+        '    with T.sp_iter([L, P, K], "SRS", "long") as [r, p, k]:',
+        "        with T.init():",
+        f"            C[LR[r], k] = {cast0}",
+        "        C[LR[r], k] = C[LR[r], k] + WP[LS[r] + p, k]",
+    ]
+    text = "\n".join([
+        "from sparsetir.script import tir as T",
+        "",
+        "",
+        "@T.prim_func",
+        f"def hybrid_slots_spmm({', '.join(head)}) -> None:",
+        '    T.func_attr({"global_symbol": "ops_hybrid_slots_spmm", "tir.noalias": True, "sparse_tir_level": 2})',
+        "    O = T.dense_fixed(1)",
+        "    I = T.dense_fixed(m)",
+        "    N = T.dense_fixed(n)",
+        f"    K = T.dense_fixed({feat})",
+        *decls,
+        f'    B = T.match_sparse_buffer(b, (N, K), "{dtype}")',
+        f'    C = T.match_sparse_buffer(c, (I, K), "{dtype}")',
+        *body,
+        "",
+    ])
+    return parse(text, f"<ops hybrid slots spmm {widths} x {feat} {dtype}>")
+
+
+__all__ = ["bsr_gather_spmm_script", "csr_gather_spmm_script", "hybrid_slots_spmm_script", "hybrid_spmm_script"]

@@ -199,27 +199,46 @@ def _bsr_form(source: Any, fmt: SpmmFormat, parts: int) -> BsrForm:
                    kernel_view(src.reshape(-1, b, b)), refresh, kernel_view(part), 0.0)
 
 
-def _buckets_form(source: Any, fmt: SpmmFormat, m: int, parts: int) -> BucketsForm:
-    hybrid = formats.Hybrid.from_csr(source, 1, fmt.widths, remainder="widest")
+@dataclass
+class Buckets:
+    """A matrix's ELL buckets as host arrays (``hybrid_spmm_script``'s arguments, the CPU's and
+    the GPU's): per width ``(rows, piece pointer, columns, position map, rows, max pieces,
+    pieces)``, the empty rows, the ``formats.Hybrid`` and whether its values are refreshed per
+    call (duplicates; the position map then indexes its slots)."""
+
+    hybrid: Any
+    empty: np.ndarray
+    buckets: list
+    refresh: bool
+
+
+def bucket_arrays(source: Any, widths: tuple[int, ...]) -> Buckets:
+    """``source`` (a ``formats.Csr``) as ELL buckets of ``widths``, the longer rows in pieces of
+    the widest."""
+    hybrid = formats.Hybrid.from_csr(source, 1, widths, remainder="widest")
     src, refresh = _position_map(hybrid)
-    buckets, starts = [], []
+    buckets = []
     for part in hybrid.buckets:
         rows, first = np.unique(part.rows, return_index=True)  # a long row's pieces are consecutive
         pieces = np.append(first, part.rows.shape[0]).astype(np.int32)
         count = int(rows.shape[0])
         maxp = int(np.diff(pieces).max()) if count else 1
         cols = np.ascontiguousarray(part.indices, np.int32).reshape(-1)
-        bucket_src = np.ascontiguousarray(part.take(src))
-        buckets.append((kernel_view(rows.astype(np.int32)), kernel_view(pieces), kernel_view(cols),
-                        kernel_view(bucket_src), count, maxp, int(part.rows.shape[0])))
-        starts.append(rows)
+        buckets.append((rows.astype(np.int32), pieces, cols, np.ascontiguousarray(part.take(src)), count, maxp,
+                        int(part.rows.shape[0])))
     empty = np.flatnonzero(np.diff(source.indptr) == 0).astype(np.int32)
+    return Buckets(hybrid, empty, buckets, refresh)
+
+
+def _buckets_form(source: Any, fmt: SpmmFormat, m: int, parts: int) -> BucketsForm:
+    made = bucket_arrays(source, fmt.widths)
     # Owner chunks: chunk t of every iteration is the rows of one row range (equal nonzeros +
     # rows), so no two threads write one row, and the work of all buckets is balanced.
     owner = row_partition(np.ascontiguousarray(source.indptr, np.int32), parts)
-    boundaries = [kernel_view(np.searchsorted(empty, owner).astype(np.int32))]
-    boundaries += [kernel_view(np.searchsorted(rows, owner).astype(np.int32)) for rows in starts]
-    return BucketsForm(fmt, hybrid, kernel_view(empty), buckets, refresh, boundaries, 0.0, parts)
+    boundaries = [kernel_view(np.searchsorted(made.empty, owner).astype(np.int32))]
+    boundaries += [kernel_view(np.searchsorted(b[0], owner).astype(np.int32)) for b in made.buckets]
+    buckets = [tuple(kernel_view(x) for x in b[:4]) + b[4:] for b in made.buckets]
+    return BucketsForm(fmt, made.hybrid, kernel_view(made.empty), buckets, made.refresh, boundaries, 0.0, parts)
 
 
 def output(form: Any, m: int, feat: int, dtype: str) -> tuple[Any, Any]:
@@ -243,4 +262,4 @@ def padded_operand(form: Any, X: Any) -> Any:
     return out
 
 
-__all__ = ["BsrForm", "BucketsForm", "CSR", "FORMAT_NAMES", "SpmmFormat", "convert", "resolve"]
+__all__ = ["BsrForm", "Buckets", "BucketsForm", "CSR", "bucket_arrays", "FORMAT_NAMES", "SpmmFormat", "convert", "resolve"]

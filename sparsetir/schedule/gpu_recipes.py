@@ -37,6 +37,7 @@ __all__ = [
     "FeatureLayout",
     "feature_layout",
     "schedule_ell_spmm",
+    "schedule_hybrid_spmm",
     "schedule_rows_per_thread",
     "schedule_sddmm",
     "schedule_spmm",
@@ -157,6 +158,26 @@ def schedule_ell_spmm(sch: Schedule, block: str, feat: int, dtype: str) -> None:
     if layout.vector > 1:
         _, wv = sch.split(sch.get_loops(acc)[-1], [None, layout.vector], disable_predication=True)
         sch.vectorize(wv)
+
+
+def schedule_hybrid_spmm(sch: Schedule, widths: tuple[int, ...], feat: int, dtype: str) -> None:
+    """The GPU's hybrid SpMM (``ops/format_scripts.hybrid_slots_spmm_script``, its long rows'
+    pieces fused at stage I): the empty rows' zeroing a thread per element; each bucket of
+    width ``w`` a row per group of lanes, as ELL SpMM, with the loop over its ``w`` slots
+    unrolled (a fixed trip count: the gathers of a row's rows of the dense operand are issued
+    together, where a CSR row's walk waits on each); the long rows' pieces a piece per group of
+    lanes into the workspace, unrolled alike, then each long row's pieces summed as SpMM's rows.
+    Every iteration is a kernel of its own; no atomics (each output element has one writer)."""
+    zero = sch.fuse(*sch.get_loops("zero0"))
+    outer, inner = sch.split(zero, [None, BLOCK_THREADS])
+    sch.bind(outer, "blockIdx.x")
+    sch.bind(inner, "threadIdx.x")
+    for w in widths:
+        schedule_spmm(sch, f"ell_{w}0", f"ell_{w}1", feat, dtype)
+        sch.unroll(sch.get_loops(f"ell_{w}1_update")[-2])  # (.., one piece, slot, vector lane)
+    schedule_spmm(sch, "pieces0", "pieces1", feat, dtype)
+    sch.unroll(sch.get_loops("pieces1_update")[-2])
+    schedule_spmm(sch, "long0", "long1", feat, dtype)
 
 
 def schedule_spmv(sch: Schedule, row_block: str, inner_block: str) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import sparsetir
-from gpu_kernels import OP_KEYS, key_id, op_kernel, workload_kernel
+from gpu_kernels import OP_KEYS, hybrid_arguments, key_id, op_kernel, workload_kernel
 from sparsetir.bench.gpu_bundle import Check
 from sparsetir.runtime.cuda.row_split import split_rows
 from workloads import WORKLOADS
@@ -63,6 +63,11 @@ def _op_cases(key, rng):
                     e = np.exp(A.data[lo:hi].astype(np.float64) - A.data[lo:hi].max(initial=-np.inf))
                     expected[lo:hi] = e / e.sum()
                 yield name, (A.data, np.zeros(A.nnz, dtype), A.indptr, A.indices, m, n, A.nnz), {1: expected}
+    elif key.op == "hybrid_spmm":
+        for name, A in _matrices(dtype, feat).items():
+            X = rng.standard_normal((A.shape[1], feat)).astype(dtype)
+            C = np.full((A.shape[0], feat), np.nan, dtype)  # a row no kernel writes shows
+            yield name, hybrid_arguments(A, key.widths, X, C), {1: A @ X}
     elif key.op == "bsr_spmm":
         br, bc = key.block
         A = sp.random(40 * br, 30 * bc, density=0.1, format="csr", dtype=dtype, random_state=5).tobsr((br, bc))

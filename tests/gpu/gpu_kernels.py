@@ -12,8 +12,8 @@ from sparsetir.runtime.cuda.simulate import simulate
 from workloads import WORKLOADS
 
 
-def _key(op, dtype, feat=0, block=(0, 0)):
-    return KernelKey(op, dtype, feat, block, target="cuda")
+def _key(op, dtype, feat=0, block=(0, 0), widths=()):
+    return KernelKey(op, dtype, feat, block, widths=widths, target="cuda")
 
 
 #: Op kernels: widths that take one lane per vector, several passes (f32 2048), sub-warp lane
@@ -28,13 +28,54 @@ OP_KEYS = (
     + [_key("softmax", "float32"), _key("softmax", "float64")]
     + [_key("bsr_spmm", "float32", f, b) for f, b in ((32, (4, 4)), (128, (2, 3)), (5, (3, 1)))]
     + [_key("ell_spmm", "float32", f) for f in (7, 32, 128)]
+    + [_key("hybrid_spmm", "float32", f, widths=w) for f, w in ((1, (1, 2, 4)), (33, (2, 8)), (128, (1, 4, 16, 32)))]
+    + [_key("hybrid_spmm", "float64", 32, widths=(4,))]
 )
+
+
+def hybrid_arguments(A, widths, X, C):
+    """The GPU hybrid kernel's arguments for scipy CSR ``A`` (no duplicates), as NumPy arrays
+    (``ops/cuda``'s ``DeviceBuckets.arguments`` makes them as tensors)."""
+    import numpy as np
+
+    from sparsetir import formats
+    from sparsetir.ops import formatted
+    from sparsetir.runtime.cuda.hybrid_layout import hybrid_layout
+
+    made = formatted.bucket_arrays(formats.from_arrays(A.indptr, A.indices, A.data, A.shape), widths)
+    lay = hybrid_layout(made.buckets, widths, np.ones(A.nnz, bool), made.empty)
+    slots = A.data[lay.gather] if lay.gather.size else np.zeros(0, A.dtype)
+    one = lambda k: np.arange(k + 1, dtype=np.int32)  # noqa: E731
+    args = [X, C, lay.empty, lay.empty.shape[0]]
+    for b in lay.buckets:
+        args += [b.rows, one(b.count), b.cols, b.cols.reshape(b.count, b.width),
+                 np.ascontiguousarray(slots[b.offset:b.offset + b.count * b.width]).reshape(b.count, b.width), b.count]
+    p, w = lay.pieces, lay.widest
+    ws = np.full((p, X.shape[1]), np.nan, X.dtype)
+    args += [lay.long_rows, lay.long_ptr, one(p), lay.long_cols, lay.long_cols.reshape(p, w),
+             np.ascontiguousarray(slots[lay.long_offset:lay.long_offset + p * w]).reshape(p, w), ws, lay.long_ptr[:-1],
+             lay.long_rows.shape[0], lay.most_pieces, p, *A.shape]
+    return tuple(_compact(a) for a in args)
+
+
+def _compact(a):
+    """``a``, or for an empty array one with the strides TVM's raw call takes (NumPy gives 0)."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray) or a.size:
+        return a
+    strides, step = [], a.dtype.itemsize
+    for extent in reversed(a.shape):
+        strides.append(step)
+        step *= extent
+    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, tuple(reversed(strides)))
 
 
 def key_id(key: KernelKey) -> str:
     """A short test id: op, dtype, width and block shape."""
     block = f"_{key.block[0]}x{key.block[1]}" if key.block != (0, 0) else ""
-    return f"{key.op}_{key.dtype}_{key.feat}{block}"
+    widths = f"_w{'_'.join(map(str, key.widths))}" if key.widths else ""
+    return f"{key.op}_{key.dtype}_{key.feat}{block}{widths}"
 
 
 @lru_cache(maxsize=None)

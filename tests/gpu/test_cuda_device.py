@@ -59,6 +59,21 @@ def test_spmm_on_cuda_matches_the_cpu(width):
     torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("fmt", ["hyb", "ell"])
+@pytest.mark.parametrize("width", [1, 33, 128, 512])
+def test_spmm_on_the_hybrid_format_on_cuda_matches_the_cpu(fmt, width):
+    A = _cora()
+    X = torch.randn(A.shape[1], width)
+    got = ops.spmm(A.cuda(), X.cuda(), format=fmt)
+    torch.testing.assert_close(got.cpu(), ops.spmm(A, X), rtol=1e-4, atol=1e-4)
+    A64 = _cora(torch.float64).cuda()
+    X64 = torch.randn(A.shape[1], width, dtype=torch.float64)
+    W = torch.randn(A.shape[0], width, dtype=torch.float64)
+    for g, w in zip(_grads(A64, [X64.cuda()], lambda A, X: ops.spmm(A, X, format=fmt) * W.cuda()),
+                    _grads(A64.cpu(), [X64], lambda A, X: ops.spmm(A, X) * W)):
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-8, atol=1e-8)
+
+
 @pytest.mark.parametrize("width", [1, 2, 5, 32, 128, 512])
 def test_sddmm_and_softmax_on_cuda_match_the_cpu(width):
     A = _cora()

@@ -44,7 +44,7 @@ def test_op_kernels_are_thread_bound_global_functions(key):
     names = _GLOBAL.findall(source)
     assert names and {k.name for k in kernel.compiled.program.kernels} == set(names)
     assert "blockIdx.x" in source
-    if key.op in ("spmm", "segment_sum", "bsr_spmm", "ell_spmm") and key.feat > 1:
+    if key.op in ("spmm", "segment_sum", "bsr_spmm", "ell_spmm", "hybrid_spmm") and key.feat > 1:
         layout = feature_layout(key.feat, key.dtype)  # rows across threadIdx.y, features across threadIdx.x
         assert ("threadIdx.y" in source) == (layout.rows > 1)
         assert ("threadIdx.x" in source) == (layout.lanes > 1)

@@ -340,3 +340,70 @@ def test_spmv_takes_a_dlpack_vector_beside_a_matrix_that_needs_a_gradient(device
     D, mask = _dense_twin(A)
     (D @ x).sum().backward()
     torch.testing.assert_close(A.grad.to_dense(), D.grad * mask)
+
+
+def _skewed_with_duplicates(dtype):
+    """Rows of 0 to 90 entries (longer than the widest bucket, 32: cut into pieces) in a
+    CsrTensors whose row 3 holds column 5 twice (the duplicates are summed)."""
+    rng = np.random.default_rng(7)
+    lengths = np.array([0, 1, 2, 3, 90, 0, 33, 17, 64, 5] * 4)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.concatenate([np.sort(rng.choice(120, k, replace=False)) for k in lengths])
+    indices[indptr[3]:indptr[3] + 2] = 5
+    values = rng.standard_normal(indices.shape[0]).astype(dtype)
+    dense = np.zeros((lengths.shape[0], 120), dtype)
+    np.add.at(dense, (np.repeat(np.arange(lengths.shape[0]), lengths), indices), values)
+    A = ops.CsrTensors(torch.from_numpy(indptr), torch.from_numpy(indices), torch.from_numpy(values), dense.shape)
+    return dense, A
+
+
+@pytest.mark.parametrize("fmt", ["hyb", "ell", ops.SpmmFormat("hyb", widths=(2, 8)), ops.SpmmFormat("ell", widths=(4,))],
+                         ids=str)
+@pytest.mark.parametrize("feat", [1, 8, 33])
+def test_spmm_on_the_hybrid_format(device_ops, fmt, feat):
+    a, A = _csr(dtype=np.float64)
+    X = torch.randn(a.shape[1], feat, dtype=torch.float64)
+    torch.testing.assert_close(device_ops.spmm(A, X, format=fmt), torch.from_numpy(a @ X.numpy()))
+    dense, B = _skewed_with_duplicates(np.float64)
+    Y = torch.randn(dense.shape[1], feat, dtype=torch.float64)
+    torch.testing.assert_close(device_ops.spmm(B, Y, format=fmt), torch.from_numpy(dense @ Y.numpy()))
+
+
+def test_hybrid_format_is_converted_once_and_reads_the_values_every_call(device_ops):
+    a, A = _csr()
+    X = torch.randn(a.shape[1], 4)
+    first = device_ops.spmm(A, X, format="hyb")
+    a_dev = device_ops.csr("", A)
+    kept = [k for k in a_dev.splits if isinstance(k, tuple) and k[0] == "buckets"]
+    A.values().mul_(-3)
+    torch.testing.assert_close(device_ops.spmm(A, X, format="hyb"), -3 * first)
+    assert [k for k in a_dev.splits if isinstance(k, tuple) and k[0] == "buckets"] == kept and len(kept) == 1
+    assert device_ops.preparations == 1
+
+
+def test_hybrid_format_gradients_are_csrs(device_ops):
+    dense, A = _skewed_with_duplicates(np.float64)
+    X = torch.randn(dense.shape[1], 6, dtype=torch.float64)
+    W = torch.randn(dense.shape[0], 6, dtype=torch.float64)
+    grads = []
+    for fmt in ("csr", "hyb"):
+        values, Xg = A.values.clone().requires_grad_(), X.clone().requires_grad_()
+        B = ops.CsrTensors(A.crow_indices, A.col_indices, values, A.shape)
+        (device_ops.spmm(B, Xg, format=fmt) * W).sum().backward()
+        grads.append((values.grad, Xg.grad))
+    torch.testing.assert_close(grads[1][0], grads[0][0])
+    torch.testing.assert_close(grads[1][1], grads[0][1])
+    torch.testing.assert_close(grads[0][1], torch.from_numpy(dense.T @ W.numpy()))
+
+
+def test_formats_without_a_gpu_kernel_are_refused(device_ops):
+    a, A = _csr()
+    X = torch.randn(a.shape[1], 4)
+    for fmt in ("bsr", "auto", "tuned", ops.SpmmFormat("bsr", block=2)):
+        with pytest.raises(ArgumentError, match=r"spmm: format: '(bsr|auto|tuned)' works on the CPU; on CUDA tensors "
+                                                r"spmm computes on 'csr', 'ell' or 'hyb'"):
+            device_ops.spmm(A, X, format=fmt)
+    with pytest.raises(ArgumentError, match="spmm: format: format must be one of .* got 'hybrid'"):
+        device_ops.spmm(A, X, format="hybrid")
+    with pytest.raises(ArgumentError, match=r"spmm: format: hyb needs increasing power-of-two widths, got \(3,\)"):
+        device_ops.spmm(A, X, format=ops.SpmmFormat("hyb", widths=(3,)))

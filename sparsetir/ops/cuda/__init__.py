@@ -16,6 +16,10 @@ The argument checks are the CPU path's, with the same messages:
   non-contiguous one, or one whose data is not 16-byte aligned (the kernels load up to 16
   bytes at once), is copied on the device.
 
+``spmm`` computes on CSR, or with ``format="ell"``/``"hyb"`` (or an ``SpmmFormat`` of those) on the
+GPU's layout of the hybrid format (``runtime/cuda/hybrid_layout.py``), made once per matrix and
+format from the host copy of its structure and kept with it.
+
 Gradients: ``spmm``, ``spmv``, ``sddmm``, ``softmax``, ``segment_sum`` and ``ell_spmm`` record
 them for torch autograd when grad mode is on and an operand requires grad (``autograd.py``: the
 backward runs these same kernels, Aᵀ's structure made on the device once per matrix), and
@@ -34,11 +38,13 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .. import formatted
 from ..csr_tensors import CsrTensors
 from ..inputs import (PreparedCache, VALUE_DTYPES, as_int32, check_offsets, check_structure, fail, memory_key, plain,
                       version)
 from ..kernels import KernelKey
 from ...runtime.cuda import row_split
+from ...runtime.cuda.hybrid_layout import hybrid_layout
 from . import autograd
 from .autograd import records_gradients
 from .kernels import build_cuda_kernel
@@ -122,6 +128,40 @@ class DeviceCsr:
             self.splits[length] = (plan.count, torch.from_numpy(plan.pieces).to(self.device),
                                    torch.from_numpy(plan.piece_ptr).to(self.device), plan.most)
         return self.splits[length]
+
+
+@dataclass(frozen=True)
+class DeviceBuckets:
+    """A CSR matrix in the GPU's layout of the hybrid format (``runtime/cuda/hybrid_layout.py``)
+    on its device: the arguments of the kernel that do not change per call, the index that
+    gathers the slots' values from the matrix's (``gather``; empty when there are no slots), and,
+    when the matrix has duplicate entries (summed into one slot), each entry's slot (int64) and
+    the slot count, the source of that gather."""
+
+    fmt: "formatted.SpmmFormat"
+    empty: tuple
+    buckets: tuple  # per width: (rows, one per row, columns, row count, width, offset)
+    long: tuple  # (rows, piece pointer, one per piece, columns, offset, rows, most pieces, pieces, width)
+    gather: Any
+    entry_slot: Optional[Any]
+    slots: int
+
+    def arguments(self, values: Any, X: Any, C: Any) -> tuple:
+        """The kernel's arguments for ``values`` (A's, in its entry order), ``X`` and ``C``."""
+        torch = _torch()
+        if self.entry_slot is not None:  # duplicates: each slot holds the sum of its entries
+            values = torch.zeros(self.slots, dtype=values.dtype, device=values.device).index_add_(
+                0, self.entry_slot, values)
+        slots = values[self.gather] if self.gather.numel() else values.new_zeros(0)
+        args: list = [X, C, *self.empty]
+        for rows, one, cols, count, width, offset in self.buckets:  # the columns twice: flat, and (rows, width)
+            args += [rows, one, cols, cols.view(count, width), slots[offset:offset + count * width].view(count, width),
+                     count]
+        rows, ptr, one, cols, offset, count, most, pieces, width = self.long
+        ws = torch.empty((pieces, int(X.shape[1])), dtype=X.dtype, device=X.device)
+        args += [rows, ptr, one, cols, cols.view(pieces, width),
+                 slots[offset:offset + pieces * width].view(pieces, width), ws, ptr[:-1], count, most, pieces]
+        return tuple(args)
 
 
 @dataclass(frozen=True)
@@ -309,25 +349,89 @@ class CudaOps:
         return t.device
 
     def _to_device(self, array: np.ndarray, device: Any) -> Any:
+        if array.size == 0:  # numpy gives an empty array strides of 0, which TVM's checks refuse
+            return _torch().empty(array.shape, dtype=getattr(_torch(), array.dtype.name), device=device)
         return _torch().from_numpy(np.ascontiguousarray(array)).to(device)
 
     # -- the ops ------------------------------------------------------------------------------
 
-    def spmm(self, A: Any, X: Any) -> Any:
-        """``A @ X`` (see ``sparsetir.ops.spmm``)."""
+    def spmm(self, A: Any, X: Any, format: Any = "csr") -> Any:
+        """``A @ X`` (see ``sparsetir.ops.spmm``), on CSR or, with ``format`` ``"ell"``, ``"hyb"``
+        or an ``SpmmFormat`` of those, on the hybrid format's ELL buckets."""
         a = self.csr("spmm: A", A)
+        buckets = None if isinstance(format, str) and format == "csr" else self.buckets(a, format)
         Xk = self.dense("spmm: X", X, a.dtype, a.shape[1], a.device)
         if records_gradients(A, X):
-            return autograd.spmm(self, A, a, X, Xk)
-        return self.spmm_on(a, self.values(A), Xk)
+            return autograd.spmm(self, A, a, X, Xk, buckets)
+        return self.spmm_on(a, self.values(A), Xk, buckets)
 
-    def spmm_on(self, a: DeviceCsr, values: Any, X: Any) -> Any:
-        """``A @ X`` for the checked structure ``a`` with ``values`` and a checked ``X``."""
+    def buckets(self, a: DeviceCsr, spec: Any) -> Optional[DeviceBuckets]:
+        """``a`` in the format ``spec`` names (None for CSR), converted on the host once per matrix
+        and format and kept with its structure."""
+        what = "spmm: format"
+        name = spec.name if isinstance(spec, formatted.SpmmFormat) else spec
+        if name in ("bsr", "auto", "tuned"):
+            fail(what, f"{name!r} works on the CPU; on CUDA tensors spmm computes on 'csr', 'ell' or 'hyb' "
+                       "(or an ops.SpmmFormat of those; BSR tensors: ops.bsr_spmm)")
+        if isinstance(spec, str) and spec in formatted.FORMAT_NAMES:
+            if ("format", spec) not in a.splits:  # widths from the structure's statistics, once
+                a.splits[("format", spec)] = formatted.resolve(what, spec, self._stats(a))
+            fmt = a.splits[("format", spec)]
+        else:  # an SpmmFormat's parameters checked; anything else refused with the choices
+            fmt = formatted.resolve(what, spec, None)
+        if fmt.name == "csr":
+            return None
+        if ("buckets", fmt) not in a.splits:
+            a.splits[("buckets", fmt)] = self._device_buckets(a, fmt)
+        return a.splits[("buckets", fmt)]
+
+    def _device_buckets(self, a: DeviceCsr, fmt: "formatted.SpmmFormat") -> DeviceBuckets:
+        made = formatted.bucket_arrays(self._host_csr(a), fmt.widths)
+        slot_of = made.hybrid.entry_slot
+        if made.refresh:  # the gather's source is the slot array: a slot is used if an entry lands there
+            used = np.zeros(int(made.hybrid.slots), bool)
+            used[slot_of[slot_of >= 0]] = True
+        else:
+            used = np.ones(a.nnz, bool)
+        lay = hybrid_layout(made.buckets, fmt.widths, used, made.empty)
+        dev = lambda x: self._to_device(x, a.device)  # noqa: E731
+        one = lambda k: dev(np.arange(k + 1, dtype=np.int32))  # noqa: E731
+        buckets = tuple((dev(b.rows), one(b.count), dev(b.cols), b.count, b.width, b.offset) for b in lay.buckets)
+        long = (dev(lay.long_rows), dev(lay.long_ptr), one(lay.pieces), dev(lay.long_cols), lay.long_offset,
+                int(lay.long_rows.shape[0]), lay.most_pieces, lay.pieces, lay.widest)
+        entry_slot = _torch().from_numpy(slot_of.astype(np.int64)).to(a.device) if made.refresh else None
+        return DeviceBuckets(fmt, (dev(lay.empty), int(lay.empty.shape[0])), buckets, long,
+                             _torch().from_numpy(lay.gather).to(a.device), entry_slot, int(made.hybrid.slots))
+
+    def _host_csr(self, a: DeviceCsr) -> Any:
+        """``a``'s structure as a host ``formats.Csr`` (its column indices copied from the device;
+        the values are not read: the kernels gather them through a position map)."""
+        from ... import formats
+
+        if "host" not in a.splits:
+            a.splits["host"] = formats.from_arrays(a.host_indptr, a.indices.cpu().numpy(),
+                                                   np.zeros(a.nnz, np.float32), a.shape)
+        return a.splits["host"]
+
+    def _stats(self, a: DeviceCsr) -> Any:
+        from ... import formats
+
+        if "stats" not in a.splits:
+            a.splits["stats"] = formats.stats(self._host_csr(a))
+        return a.splits["stats"]
+
+    def spmm_on(self, a: DeviceCsr, values: Any, X: Any, buckets: Optional[DeviceBuckets] = None) -> Any:
+        """``A @ X`` for the checked structure ``a`` with ``values`` and a checked ``X``, on CSR
+        or on ``buckets``."""
         m, n = a.shape
         feat = int(X.shape[1])
         C = _torch().empty((m, feat), dtype=X.dtype, device=a.device)
         if m == 0 or feat == 0:
             return C.zero_()
+        if buckets is not None:
+            self.kernels.run(KernelKey("hybrid_spmm", a.dtype, feat, widths=buckets.fmt.widths, target="cuda"),
+                             *buckets.arguments(values, X, C), m, n)
+            return C
         split = a.split(feat)
         if split is None:
             self.kernels.run(KernelKey("spmm", a.dtype, feat, target="cuda"), values, X, C, a.indptr, a.indices, m, n,
@@ -558,5 +662,5 @@ def _describe(x: Any) -> str:
 #: The ops on CUDA devices.
 ops = CudaOps()
 
-__all__ = ["ALIGNMENT", "CudaKernels", "CudaOps", "DeviceBsr", "DeviceCsr", "EllMatrix", "IndexKeyed", "aligned", "on_cuda",
+__all__ = ["ALIGNMENT", "CudaKernels", "CudaOps", "DeviceBsr", "DeviceBuckets", "DeviceCsr", "EllMatrix", "IndexKeyed", "aligned", "on_cuda",
            "ops"]

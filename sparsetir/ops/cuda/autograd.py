@@ -48,9 +48,10 @@ def records_gradients(*operands: Any) -> bool:
     return False
 
 
-def spmm(cops: Any, A: Any, a: Any, X: Any, Xk: Any) -> Any:
-    """``cops.spmm`` recording gradients; ``a`` and ``Xk`` are ``A``'s structure and ``X`` checked."""
-    return _functions().spmm.apply(_graph_input(A), X, cops, A, a, Xk)
+def spmm(cops: Any, A: Any, a: Any, X: Any, Xk: Any, buckets: Any = None) -> Any:
+    """``cops.spmm`` recording gradients; ``a`` and ``Xk`` are ``A``'s structure and ``X`` checked;
+    the forward on ``buckets`` when given (the hybrid format), the backward on CSR."""
+    return _functions().spmm.apply(_graph_input(A), X, cops, A, a, Xk, buckets)
 
 
 def spmv(cops: Any, A: Any, a: Any, x: Any, xk: Any) -> Any:
@@ -146,18 +147,18 @@ def _functions() -> Any:
 
     class Spmm(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, A_in, X, cops, A, a, Xk):
+        def forward(ctx, A_in, X, cops, A, a, Xk, buckets):
             ctx.cops, ctx.A, ctx.a = cops, A, a
             values = cops.values(A)
             ctx.save_for_backward(values, Xk)
-            return cops.spmm_on(a, values, Xk)
+            return cops.spmm_on(a, values, Xk, buckets)
 
         @staticmethod
         def backward(ctx, G):
             G = _kernel_operand(G)
             values, Xk = ctx.saved_tensors
             dvalues, dX = spmm_grads(ctx.cops, ctx.a, values, Xk, G, *ctx.needs_input_grad[:2])
-            return None if dvalues is None else grad_of(ctx.A, dvalues), dX, None, None, None, None
+            return None if dvalues is None else grad_of(ctx.A, dvalues), dX, None, None, None, None, None
 
     class Sddmm(torch.autograd.Function):
         @staticmethod

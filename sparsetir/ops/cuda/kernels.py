@@ -18,6 +18,9 @@ Arguments of the kernels, in order (what ``ops/cuda/__init__.py`` passes):
 - bsr_spmm: ``blocks, X, C, indptr, indices, mb, nb, nnzb``
 - ell_spmm: ``values, X, C, indices, m, n, width``
 - softmax: ``values, out, indptr, indices, m, n, nnz``
+- hybrid_spmm: ``X, C, empty, nempty``, per bucket ``rows, cols, values, nrows``, then
+  ``long_rows, long_ptr, cols_long, values_long, workspace, nlong, maxp, npieces, m, n``
+  (``format_scripts.hybrid_slots_spmm_script``; ``DeviceBuckets`` makes them)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ...runtime.target import cuda_target
 from ...schedule import gpu_recipes as recipes
 from ...schedule.schedule import Schedule
 from ...transforms import pipeline
-from .. import scripts
+from .. import format_scripts, scripts
 
 #: The architecture the kernels' CUDA source is generated for; the launcher compiles that
 #: source for the GPU it runs on.
@@ -97,6 +100,17 @@ def make_ell_spmm(key: Any) -> Any:
     return sch
 
 
+def make_hybrid_spmm(key: Any) -> Any:
+    """SpMM on the hybrid format's ELL buckets of widths ``key.widths``, the values in the slot
+    layout (``format_scripts.hybrid_slots_spmm_script``): a kernel zeroing the empty rows, a
+    kernel per bucket, and the long rows' pieces (fused at stage I) and their sums."""
+    if not key.widths:
+        raise ValueError("hybrid_spmm needs at least one bucket width")
+    sch = _at_stage2(format_scripts.hybrid_slots_spmm_script(key.widths, key.feat, key.dtype))
+    recipes.schedule_hybrid_spmm(sch, key.widths, key.feat, key.dtype)
+    return sch
+
+
 def make_softmax(key: Any) -> Any:
     """Sparse softmax: a thread per row, its maximum and sum in registers."""
     sch = _at_stage2(scripts.softmax_script(key.dtype))
@@ -112,6 +126,7 @@ MAKERS: dict[str, Callable[[Any], Schedule]] = {
     "segment_sum": make_segment_sum,
     "bsr_spmm": make_bsr_spmm,
     "ell_spmm": make_ell_spmm,
+    "hybrid_spmm": make_hybrid_spmm,
     "softmax": make_softmax,
 }
 
