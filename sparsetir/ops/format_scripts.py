@@ -17,6 +17,7 @@ block is a stored zero, as in SciPy's BSR: ``0 * inf`` there is NaN.
 from __future__ import annotations
 
 from ..ir.function import SparseFunction
+from ..runtime.cuda.hybrid_layout import long_width
 from ..script import parse
 from ..script import tir as T
 
@@ -134,18 +135,22 @@ def hybrid_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> Sparse
 
 
 def hybrid_slots_spmm_script(widths: tuple[int, ...], feat: int, dtype: str) -> SparseFunction:
-    """The GPU's hybrid SpMM: ``hybrid_spmm_script``'s buckets with the values in the slot layout
-    (padding slots hold 0 and a valid column, so a slot needs no test and no dependent load),
-    and the rows longer than the widest bucket apart, in pieces of its width run in parallel.
+    """The GPU's hybrid SpMM (``runtime/cuda/hybrid_layout.py`` makes its arguments):
+    ``hybrid_spmm_script``'s buckets with the values in the slot layout, so a slot is read
+    without first reading where its value is, and the rows longer than the widest bucket apart,
+    in pieces of ``long_width(widths)`` entries run in parallel.
 
     Bucket ``w`` (``R{w}`` its rows, ``J{w}`` a row's ``w`` slots) holds rows of at most ``w``
     entries; ``Q{w}`` is one piece per row (``one_{w}`` is ``0, 1, ..., nrows``), there so that
-    stage II nests a row's slots in a block of their own, which the GPU schedule caches. The long rows ``L`` each have pieces ``P`` of ``widest`` slots ``JL``: the first
-    long iteration sums each piece into a row of the workspace ``WS``, the second each long
-    row's pieces into ``C`` (as ``scripts.split_spmm_script``); rows in no bucket are zeroed.
+    stage II nests a row's slots in a block of their own, which the GPU schedule caches. A
+    padding slot has the column -1: ``M{w}`` reads the column array again (``mask_{w}``, the same
+    memory as ``cols_{w}``) to skip it, so a padding value never meets the dense operand. The
+    long rows ``L`` (``LR`` their ids) have pieces ``P``; the first long iteration sums each piece
+    ``PP`` into a row of the workspace ``WP``, the second each long row's pieces into ``C``
+    (``LS`` its first piece, the same memory as ``long_ptr``); rows in no bucket are zeroed.
     """
     cast0 = f'T.cast(0, "{dtype}")'
-    widest = widths[-1]
+    widest = long_width(widths)
     head = ["b: T.handle", "c: T.handle", "empty: T.handle", "nempty: T.int32"]
     decls = ['    E = T.sparse_fixed(O, (m, nempty), empty, "int32", sorted=False)']
     body = ['    with T.sp_iter([O, E, K], "SSS", "zero") as [o, e, k]:', f"        C[e, k] = {cast0}"]

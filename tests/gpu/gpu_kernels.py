@@ -50,7 +50,7 @@ def hybrid_arguments(A, widths, X, C):
     for b in lay.buckets:
         args += [b.rows, one(b.count), b.cols, b.cols.reshape(b.count, b.width),
                  np.ascontiguousarray(slots[b.offset:b.offset + b.count * b.width]).reshape(b.count, b.width), b.count]
-    p, w = lay.pieces, lay.widest
+    p, w = lay.pieces, lay.piece_width
     ws = np.full((p, X.shape[1]), np.nan, X.dtype)
     args += [lay.long_rows, lay.long_ptr, one(p), lay.long_cols, lay.long_cols.reshape(p, w),
              np.ascontiguousarray(slots[lay.long_offset:lay.long_offset + p * w]).reshape(p, w), ws, lay.long_ptr[:-1],

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from sparsetir import formats
 from sparsetir.ops import formatted
-from sparsetir.runtime.cuda.hybrid_layout import ALIGN_ELEMENTS, hybrid_layout
+from sparsetir.runtime.cuda.hybrid_layout import ALIGN_ELEMENTS, LONG_PIECE, hybrid_layout, long_width
 
 
 def _layout(A, widths):
@@ -30,7 +30,7 @@ def _rows_of(lay, A):
             assert int(row) not in got
             got[int(row)] = sorted(zip(cols[cols >= 0].tolist(), vals[cols >= 0].tolist()))
     assert lay.long_offset % ALIGN_ELEMENTS == 0
-    w = lay.widest
+    w = lay.piece_width
     for i, row in enumerate(lay.long_rows):
         lo, hi = lay.long_ptr[i] * w, lay.long_ptr[i + 1] * w
         cols = lay.long_cols[lo:hi]
@@ -55,7 +55,12 @@ def test_every_entry_lands_once_and_long_rows_are_split(widths):
     counts = np.diff(A.indptr)
     assert sorted(lay.long_rows.tolist()) == np.flatnonzero(counts > widths[-1]).tolist()
     assert lay.empty.tolist() == np.flatnonzero(counts == 0).tolist()
-    assert lay.pieces == int(np.sum(-(-counts[counts > widths[-1]] // widths[-1])))
+    piece = long_width(widths)
+    assert piece == max(widths[-1], LONG_PIECE)
+    assert lay.pieces == int(np.sum(-(-counts[counts > widths[-1]] // piece)))
+    for i, row in enumerate(lay.long_rows):  # a piece holds entries first, then padding
+        cols = lay.long_cols[lay.long_ptr[i] * piece:lay.long_ptr[i + 1] * piece].reshape(-1, piece)
+        assert (cols[:-1] >= 0).all() and (cols[-1][:counts[row] - (cols.shape[0] - 1) * piece] >= 0).all()
 
 
 def test_no_long_rows_and_an_empty_matrix():
@@ -74,3 +79,14 @@ def test_unused_slots_are_padding():
     used = np.zeros(max(int(made.hybrid.slots), A.nnz), bool)
     lay = hybrid_layout(made.buckets, (4,), used, made.empty)
     assert (lay.buckets[0].cols == -1).all()
+
+
+def test_narrow_buckets_do_not_make_a_workspace_row_per_entry():
+    """ELL of width 1 on a row of 100 entries: its pieces hold LONG_PIECE entries, not 1, so the
+    workspace (a row of the output's width per piece) stays about nnz / LONG_PIECE rows."""
+    A = sp.csr_matrix((np.arange(1.0, 104.0), (np.r_[np.zeros(100, int), 1, 2, 3], np.r_[np.arange(100), 0, 1, 2])),
+                      shape=(4, 120))
+    _, lay = _layout(A, (1,))
+    assert lay.long_rows.tolist() == [0] and lay.piece_width == LONG_PIECE
+    assert lay.pieces == -(-100 // LONG_PIECE)
+    assert _rows_of(lay, A)[0] == list(zip(range(100), np.arange(1.0, 101.0).tolist()))

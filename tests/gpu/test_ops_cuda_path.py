@@ -403,7 +403,8 @@ def test_formats_without_a_gpu_kernel_are_refused(device_ops):
         with pytest.raises(ArgumentError, match=r"spmm: format: '(bsr|auto|tuned)' works on the CPU; on CUDA tensors "
                                                 r"spmm computes on 'csr', 'ell' or 'hyb'"):
             device_ops.spmm(A, X, format=fmt)
-    with pytest.raises(ArgumentError, match="spmm: format: format must be one of .* got 'hybrid'"):
+    with pytest.raises(ArgumentError, match="spmm: format: format must be 'csr', 'ell' or 'hyb' .* on CUDA tensors, "
+                                            "got 'hybrid'"):
         device_ops.spmm(A, X, format="hybrid")
     with pytest.raises(ArgumentError, match=r"spmm: format: hyb needs increasing power-of-two widths, got \(3,\)"):
         device_ops.spmm(A, X, format=ops.SpmmFormat("hyb", widths=(3,)))

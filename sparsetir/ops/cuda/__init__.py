@@ -51,6 +51,7 @@ from .kernels import build_cuda_kernel
 
 #: Bytes the kernels may load at once from an array (a ``float4``): the alignment they need.
 ALIGNMENT = 16
+_INT32_MAX = 2**31 - 1
 
 
 def on_cuda(*operands: Any) -> bool:
@@ -152,12 +153,15 @@ class DeviceBuckets:
         if self.entry_slot is not None:  # duplicates: each slot holds the sum of its entries
             values = torch.zeros(self.slots, dtype=values.dtype, device=values.device).index_add_(
                 0, self.entry_slot, values)
-        slots = values[self.gather] if self.gather.numel() else values.new_zeros(0)
+        slots = torch.index_select(values, 0, self.gather) if self.gather.numel() else values.new_zeros(0)
         args: list = [X, C, *self.empty]
         for rows, one, cols, count, width, offset in self.buckets:  # the columns twice: flat, and (rows, width)
             args += [rows, one, cols, cols.view(count, width), slots[offset:offset + count * width].view(count, width),
                      count]
         rows, ptr, one, cols, offset, count, most, pieces, width = self.long
+        if pieces * int(X.shape[1]) > _INT32_MAX:
+            fail("spmm: X", f"the hybrid format's workspace of {pieces} long-row pieces x {int(X.shape[1])} "
+                            "columns is past int32 indexing; use format='csr'")
         ws = torch.empty((pieces, int(X.shape[1])), dtype=X.dtype, device=X.device)
         args += [rows, ptr, one, cols, cols.view(pieces, width),
                  slots[offset:offset + pieces * width].view(pieces, width), ws, ptr[:-1], count, most, pieces]
@@ -370,6 +374,8 @@ class CudaOps:
         and format and kept with its structure."""
         what = "spmm: format"
         name = spec.name if isinstance(spec, formatted.SpmmFormat) else spec
+        if isinstance(spec, str) and spec not in formatted.FORMAT_NAMES:
+            fail(what, f"format must be 'csr', 'ell' or 'hyb' (or an ops.SpmmFormat of those) on CUDA tensors, got {spec!r}")
         if name in ("bsr", "auto", "tuned"):
             fail(what, f"{name!r} works on the CPU; on CUDA tensors spmm computes on 'csr', 'ell' or 'hyb' "
                        "(or an ops.SpmmFormat of those; BSR tensors: ops.bsr_spmm)")
@@ -398,7 +404,7 @@ class CudaOps:
         one = lambda k: dev(np.arange(k + 1, dtype=np.int32))  # noqa: E731
         buckets = tuple((dev(b.rows), one(b.count), dev(b.cols), b.count, b.width, b.offset) for b in lay.buckets)
         long = (dev(lay.long_rows), dev(lay.long_ptr), one(lay.pieces), dev(lay.long_cols), lay.long_offset,
-                int(lay.long_rows.shape[0]), lay.most_pieces, lay.pieces, lay.widest)
+                int(lay.long_rows.shape[0]), lay.most_pieces, lay.pieces, lay.piece_width)
         entry_slot = _torch().from_numpy(slot_of.astype(np.int64)).to(a.device) if made.refresh else None
         return DeviceBuckets(fmt, (dev(lay.empty), int(lay.empty.shape[0])), buckets, long,
                              _torch().from_numpy(lay.gather).to(a.device), entry_slot, int(made.hybrid.slots))

@@ -18,9 +18,10 @@ Arguments of the kernels, in order (what ``ops/cuda/__init__.py`` passes):
 - bsr_spmm: ``blocks, X, C, indptr, indices, mb, nb, nnzb``
 - ell_spmm: ``values, X, C, indices, m, n, width``
 - softmax: ``values, out, indptr, indices, m, n, nnz``
-- hybrid_spmm: ``X, C, empty, nempty``, per bucket ``rows, cols, values, nrows``, then
-  ``long_rows, long_ptr, cols_long, values_long, workspace, nlong, maxp, npieces, m, n``
-  (``format_scripts.hybrid_slots_spmm_script``; ``DeviceBuckets`` makes them)
+- hybrid_spmm: ``X, C, empty, nempty``; per bucket ``rows, one, cols, mask, values, nrows``
+  (``mask`` is ``cols`` as a (rows, width) view); then ``long_rows, long_ptr, one_long,
+  cols_long, mask_long, values_long, workspace, long_start, nlong, maxp, npieces, m, n``
+  (``format_scripts.hybrid_slots_spmm_script``; ``DeviceBuckets.arguments`` makes them)
 """
 
 from __future__ import annotations
