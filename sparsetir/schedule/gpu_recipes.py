@@ -161,8 +161,8 @@ def schedule_ell_spmm(sch: Schedule, block: str, feat: int, dtype: str) -> None:
 
 
 def schedule_hybrid_spmm(sch: Schedule, widths: tuple[int, ...], feat: int, dtype: str) -> None:
-    """The GPU's hybrid SpMM (``ops/format_scripts.hybrid_slots_spmm_script``, its long rows'
-    pieces fused at stage I): the empty rows' zeroing a thread per element; each bucket of
+    """The GPU's hybrid SpMM (``ops/format_scripts.hybrid_slots_spmm_script``): the empty rows'
+    zeroing a thread per element; each bucket of
     width ``w`` a row per group of lanes, as ELL SpMM, with the loop over its ``w`` slots
     unrolled (a fixed trip count: the gathers of a row's rows of the dense operand are issued
     together, where a CSR row's walk waits on each); the long rows' pieces a piece per group of

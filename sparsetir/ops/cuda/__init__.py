@@ -374,17 +374,17 @@ class CudaOps:
         and format and kept with its structure."""
         what = "spmm: format"
         name = spec.name if isinstance(spec, formatted.SpmmFormat) else spec
-        if isinstance(spec, str) and spec not in formatted.FORMAT_NAMES:
-            fail(what, f"format must be 'csr', 'ell' or 'hyb' (or an ops.SpmmFormat of those) on CUDA tensors, got {spec!r}")
         if name in ("bsr", "auto", "tuned"):
             fail(what, f"{name!r} works on the CPU; on CUDA tensors spmm computes on 'csr', 'ell' or 'hyb' "
                        "(or an ops.SpmmFormat of those; BSR tensors: ops.bsr_spmm)")
-        if isinstance(spec, str) and spec in formatted.FORMAT_NAMES:
+        if not isinstance(spec, str):  # an SpmmFormat's parameters checked (anything else refused)
+            fmt = formatted.resolve(what, spec, None)
+        elif spec in formatted.FORMAT_NAMES:
             if ("format", spec) not in a.splits:  # widths from the structure's statistics, once
                 a.splits[("format", spec)] = formatted.resolve(what, spec, self._stats(a))
             fmt = a.splits[("format", spec)]
-        else:  # an SpmmFormat's parameters checked; anything else refused with the choices
-            fmt = formatted.resolve(what, spec, None)
+        else:
+            fail(what, f"format must be 'csr', 'ell' or 'hyb' (or an ops.SpmmFormat of those) on CUDA tensors, got {spec!r}")
         if fmt.name == "csr":
             return None
         if ("buckets", fmt) not in a.splits:

@@ -104,7 +104,7 @@ def make_ell_spmm(key: Any) -> Any:
 def make_hybrid_spmm(key: Any) -> Any:
     """SpMM on the hybrid format's ELL buckets of widths ``key.widths``, the values in the slot
     layout (``format_scripts.hybrid_slots_spmm_script``): a kernel zeroing the empty rows, a
-    kernel per bucket, and the long rows' pieces (fused at stage I) and their sums."""
+    kernel per bucket, one over the long rows' pieces and one summing them per row."""
     if not key.widths:
         raise ValueError("hybrid_spmm needs at least one bucket width")
     sch = _at_stage2(format_scripts.hybrid_slots_spmm_script(key.widths, key.feat, key.dtype))

@@ -5,9 +5,10 @@ several pieces of it, walked one after the other by the CPU kernel. On a GPU suc
 what a kernel waits on (``row_split.py``), so here the widest bucket's rows of several pieces
 are taken out as *long rows*, cut again into pieces of ``long_width(widths)`` entries (at least
 ``LONG_PIECE``, so that narrow buckets do not make a workspace row per few entries), whose
-pieces run in parallel into a workspace and are then summed per row. Every bucket's slots hold the values themselves, gathered per call from the matrix's
-value array by one index array over all slots (``gather``), so a slot is read without first
-reading where its value is; a padding slot has the column -1, which the kernel tests.
+pieces run in parallel into a workspace and are then summed per row. Every bucket's slots hold
+the values themselves, gathered per call from the matrix's value array by one index array over
+all slots (``gather``), so a slot is read without first reading where its value is; a padding
+slot has the column -1, which the kernel tests.
 
 Host arrays only (NumPy); ``ops/cuda`` copies them to the device once per matrix and format.
 """
@@ -54,8 +55,8 @@ class Bucket:
 class HybridLayout:
     """The kernel's layout of a matrix: ``buckets`` (one per width), the long rows
     (``long_rows``, their pieces' pointer ``long_ptr``, the pieces' columns ``long_cols``, where
-    their values start, ``long_offset``, and the entries of a piece, ``piece_width``), the empty rows, and ``gather``: for each element
-    of the gathered value array, the index of its value in the source array (int32; 0 in a
+    their values start, ``long_offset``, and the entries of a piece, ``piece_width``), the empty
+    rows, and ``gather``: for each element of the gathered value array, the index of its value in the source array (int32; 0 in a
     padding slot or alignment gap, whose value is never used)."""
 
     buckets: tuple[Bucket, ...]
@@ -126,13 +127,13 @@ def hybrid_layout(buckets: list, widths: tuple[int, ...], used: np.ndarray, empt
 
 def _long_rows(rows: np.ndarray, cols: np.ndarray, src: np.ndarray, pieces: np.ndarray, real: Any,
                width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Long ``rows`` given as the bucket's pieces (``cols`` and ``src``: a row's ``pieces[r]``
-    pieces one after the other) as pieces of ``width`` entries: (rows, piece pointer, columns
+    """Long ``rows`` given as the bucket's pieces (``cols`` and ``src``, (pieces, bucket width): a
+    row's ``pieces[r]`` pieces one after the other) as pieces of ``width`` entries: (rows, piece pointer, columns
     with -1 padding, source index per slot, -1 padding)."""
-    bucket_width = cols.shape[1] if cols.ndim == 2 else 1
+    slot_row = np.repeat(np.arange(rows.shape[0]), pieces * cols.shape[1])
     cols, src = cols.reshape(-1), src.reshape(-1)
     keep = real(src)
-    slot_row = np.repeat(np.arange(rows.shape[0]), pieces * bucket_width)[keep]
+    slot_row = slot_row[keep]
     cols, src = cols[keep], src[keep]  # each long row's entries, in order
     counts = np.bincount(slot_row, minlength=rows.shape[0])
     ptr = np.concatenate([[0], np.cumsum(-(-counts // width))]).astype(np.int64)
