@@ -52,7 +52,7 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
         variant_target = _with_options(user_target, target, scheduled)
         f2 = scheduled.schedule.func
         fixed = lines if lines >= 0 else choices.prefetch
-        kernel = _build(_prefetched(f2, scheduled, fixed), variant_target, symbol, [], cache)
+        kernel = _build(_prefetched(f2, scheduled, fixed, choices.prefetch_distance), variant_target, symbol, [], cache)
         decide = _prefetch_plan(scheduled, signature.names) if fixed is None else None
         extra = _extra_checks(f2, base, signature)
         return _variant(kernel, f2, signature.names, arrays, decide, extra)
@@ -70,14 +70,14 @@ def schedule_of(func: Any, choices: Choices = Choices(), **widths: int) -> Defau
     return default_schedule(program, choices)
 
 
-def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, lines: Optional[int]) -> Any:
+def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, lines: Optional[int], distance: int = 8) -> Any:
     """``f2`` lowered with ``lines`` of its gathered rows prefetched (None or -1: ``f2`` as it
     is; a variant's arguments are checked as the script's, so it needs no checks of its own)."""
     if lines is None or lines < 0 or not scheduled.gathers:
         return f2
     f3 = pipeline.lower(f2)
     for g in scheduled.gathers:
-        f3 = prefetch_gathered_rows(f3, g.dense, g.indptr, g.indices, g.nnz, max_lines=lines)
+        f3 = prefetch_gathered_rows(f3, g.dense, g.indptr, g.indices, g.nnz, distance=distance, max_lines=lines)
     return f3
 
 

@@ -246,7 +246,7 @@ def _build(key: KernelKey, cache: Optional[KernelCache]) -> Kernel:
         return build(f2, target=target, cache=cache)
     # The prefetch is a stage-III rewrite, so lower here and keep stage II's structure checks.
     f3 = prefetch_gathered_rows(pipeline.lower(f2), PREFETCHED_OPERAND[key.op], "indptr", "indices", "nnz",
-                                max_lines=key.prefetch_lines)
+                                distance=key.choices.prefetch_distance, max_lines=key.prefetch_lines)
     return build(f3, target=target, constraints=constraints_of(f2), cache=cache)
 
 

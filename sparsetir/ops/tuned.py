@@ -13,8 +13,11 @@ default schedule's ``Choices`` that act on SpMM. The candidates:
   bucket;
 - **CSR with one choice changed** (``KNOBS``): ``chunks_per_thread`` (row chunks per thread of
   the launch: more chunks even out threads that start late), ``prefetch`` (the lines of each
-  gathered row of ``X`` fetched ahead; the default decides per matrix, ``ops._spmm_prefetch``)
-  and ``max_vectors`` (the vector accumulators of the register tile).
+  gathered row of ``X`` fetched ahead; the default decides per matrix, ``ops._spmm_prefetch``),
+  ``max_vectors`` (the vector accumulators of the register tile) and ``prefetch_distance``
+  (how many entries ahead whole rows are prefetched, tried with ``prefetch=0``: a narrow row of
+  a large ``X`` waits on L3 longer than 8 entries take; soc_slashdot0902 at width 32, 1.5x at
+  16-32).
 
 The search spends ``budget_s`` seconds, conversions and compilations included:
 
@@ -81,6 +84,7 @@ KNOBS: dict[str, tuple[int, ...]] = {
     "chunks_per_thread": (2, 4, 8),
     "prefetch": (-1, 0, 1, 2, 4),
     "max_vectors": (2, 4, 16),
+    "prefetch_distance": (16, 32),  # tried with whole rows prefetched (``prefetch=0``)
 }
 #: BSR block sizes tried beyond auto's: those whose blocks are at least this full.
 EXTRA_BSR_DENSITY = 0.45
@@ -136,13 +140,14 @@ class Plan:
         fmt = CSR if fmt == CSR else fmt  # the one object ``spmm`` tests for
         values = {}
         for name in KNOBS:
-            value = record[name]
+            value = record.get(name, getattr(DEFAULT_CHOICES, name))  # a knob newer than the record
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"{name} must be an integer, got {value!r}")
             values[name] = value
         if values["chunks_per_thread"] is None or values["chunks_per_thread"] < 1 or \
                 values["max_vectors"] is None or values["max_vectors"] < 1 or \
-                (values["prefetch"] is not None and values["prefetch"] < -1):
+                (values["prefetch"] is not None and values["prefetch"] < -1) or \
+                values["prefetch_distance"] is None or values["prefetch_distance"] < 1:
             raise ValueError(f"choices out of range: {values}")
         return cls(fmt, dataclasses.replace(DEFAULT_CHOICES, **values))
 
@@ -332,7 +337,8 @@ def candidates(stats: Any) -> list[Plan]:
                 if d >= EXTRA_BSR_DENSITY and SpmmFormat("bsr", block=b) not in formats]
     if stats.row_p90 <= formatted.HYB_MAX_WIDTH and not any(f.name == "hyb" for f in formats):
         formats.append(SpmmFormat("hyb", widths=formatted.hyb_widths(stats)))
-    knob = [Plan(CSR, dataclasses.replace(DEFAULT_CHOICES, **{name: value}))
+    knob = [Plan(CSR, dataclasses.replace(DEFAULT_CHOICES, **{name: value},
+                                          **({"prefetch": 0} if name == "prefetch_distance" else {})))
             for name, values in KNOBS.items() for value in values]
     return [Plan()] + knob[:2] + [Plan(f) for f in formats] + knob[2:]
 

@@ -31,6 +31,7 @@ from ..schedule.default import Choices
 #: order). ``Choices()``'s default is added to each. Fields ``Choices`` does not have are skipped.
 VALUES: dict[str, tuple[int, ...]] = {
     "prefetch": (-1, 0, 1, 2, 4),
+    "prefetch_distance": (8, 16, 32),
     "max_vectors": (2, 4, 8, 16),
     "chunks_per_thread": (1, 2, 4, 8),
     "vector_bytes": (16, 32, 64),

@@ -189,6 +189,10 @@ def _key(f: Any, named: dict[str, Any], target: TargetLike) -> TuningKey:
                      str(as_target(target)))
 
 
+#: How far ahead rows are prefetched by default: what a key records where nothing is prefetched.
+DEFAULT_DISTANCE = Choices().prefetch_distance
+
+
 def _program_keys(f: Any, widths: dict[str, int]) -> Callable[[Choices], tuple]:
     """What decides the kernel a ``Choices`` builds: the scheduled program, its target options,
     and the choices applied after scheduling where they apply (prefetch where rows are
@@ -196,9 +200,10 @@ def _program_keys(f: Any, widths: dict[str, int]) -> Callable[[Choices], tuple]:
     schedules: dict[Choices, tuple] = {}
 
     def key(choices: Choices) -> tuple:
-        # prefetch and chunks_per_thread act after the stage-II schedule (a stage-III rewrite
-        # and a call-time choice, rule.py), so one schedule serves all their values
-        base = replace(choices, prefetch=-1, chunks_per_thread=1)
+        # prefetch (its lines and distance) and chunks_per_thread act after the stage-II
+        # schedule (a stage-III rewrite and a call-time choice, rule.py), so one schedule
+        # serves all their values
+        base = replace(choices, prefetch=-1, chunks_per_thread=1, prefetch_distance=DEFAULT_DISTANCE)
         if base not in schedules:
             scheduled = schedule_of(f, base, **widths)
             prim = scheduled.schedule.func.prim
@@ -206,7 +211,8 @@ def _program_keys(f: Any, widths: dict[str, int]) -> Callable[[Choices], tuple]:
             schedules[base] = (structural_hash(prim), options, bool(scheduled.gathers), bool(partitions_of(prim.attrs)))
         program, options, gathers, partitioned = schedules[base]
         prefetch = choices.prefetch if gathers and (choices.prefetch is None or choices.prefetch >= 0) else -1
-        return program, options, prefetch, choices.chunks_per_thread if partitioned else 1
+        distance = choices.prefetch_distance if prefetch != -1 else DEFAULT_DISTANCE
+        return program, options, prefetch, distance, choices.chunks_per_thread if partitioned else 1
 
     return key
 

@@ -80,6 +80,17 @@ def test_every_candidate_plan_equals_scipy(name):
         _assert_product(tuned.runner(A, X, plan)(), A, X)
     if name == "blocky":
         assert Plan(SpmmFormat("bsr", block=3)) in pool
+    assert Plan(choices=Choices(prefetch=0, prefetch_distance=32)) in pool  # a distance comes with whole rows
+
+
+def test_a_stored_plan_older_than_a_knob_takes_its_default():
+    plan = Plan(choices=Choices(chunks_per_thread=2, prefetch=0, prefetch_distance=16))
+    record = plan.as_json()
+    assert Plan.from_json(record) == plan
+    del record["prefetch_distance"]  # written before the knob existed
+    assert Plan.from_json(record) == Plan(choices=Choices(chunks_per_thread=2, prefetch=0))
+    with pytest.raises(ValueError, match="out of range"):
+        Plan.from_json({**plan.as_json(), "prefetch_distance": 0})
 
 
 @pytest.mark.parametrize("name", sorted(MATRICES))

@@ -41,7 +41,7 @@ def test_tuned_sddmm_matches_the_reference(tmp_path):
 
 def test_the_default_is_measured_first_and_every_candidate_is_timed_or_explained(tmp_path):
     a = skewed_csr(3, 200, 200)
-    result = tuned(spmm(), spmm_args(a, 8), 1.5, database=tmp_path, progress=False)
+    result = tuned(spmm(), spmm_args(a, 8), 3.0, database=tmp_path, progress=False)  # room for a cold compile or two
     first = result.trials[0]
     assert first.choices == Choices() and first.ratio == 1.0 and first.seconds > 0
     assert len(result.trials) > 1
@@ -135,3 +135,14 @@ def test_the_progress_bar_is_drawn_when_tqdm_is_installed(tmp_path, monkeypatch,
     result = tuned(spmm(), spmm_args(skewed_csr(10, 100, 80), 8), 0.5, database=tmp_path, progress=True)
     assert result.how == "measured"
     assert ("tune csr_spmm" in capsys.readouterr().err) == installed
+
+
+def test_a_prefetch_distance_is_a_program_of_its_own_only_where_rows_are_prefetched():
+    from sparsetir.tune.tuner import _program_keys
+
+    key = _program_keys(spmm(), {"feat_size": 32})
+    fetched = [key(Choices(prefetch=0, prefetch_distance=d)) for d in (8, 16, 32)]
+    assert len(set(fetched)) == 3  # three kernels: the search measures each
+    assert key(Choices(prefetch=0)) == fetched[0]  # 8 is the default distance
+    unfetched = {key(Choices(prefetch=-1, prefetch_distance=d)) for d in (8, 16, 32)}
+    assert unfetched == {key(Choices(prefetch=-1))}  # nothing fetched: one kernel, measured once

@@ -31,7 +31,7 @@ class Choices:
     register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather, 8
     entries ahead (``None``: decided per call from the matrix by the ``prefetch`` rule; ``-1``
     never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each row; a stage-III
-    rewrite, ``transforms/prefetch_gathered_rows.py``). ``chunks_per_thread``
+    rewrite, ``transforms/prefetch_gathered_rows.py``), ``prefetch_distance`` entries ahead. ``chunks_per_thread``
     is a call-time choice: how many row chunks per thread a partitioned loop runs (more chunks
     even out threads that start late, at a few microseconds of claiming each).
     """
@@ -41,6 +41,7 @@ class Choices:
     streamed_row_bytes: int = 2048
     prefetch: Optional[int] = None
     chunks_per_thread: int = 1
+    prefetch_distance: int = 8
 
     def lanes(self, dtype: str) -> int:
         """Vector lanes of ``dtype`` in one SIMD register."""
