@@ -52,7 +52,8 @@ def build_default(func: Any, target: TargetLike, name: Optional[str], cache: Opt
         variant_target = _with_options(user_target, target, scheduled)
         f2 = scheduled.schedule.func
         fixed = lines if lines >= 0 else choices.prefetch
-        kernel = _build(_prefetched(f2, scheduled, fixed, choices.prefetch_distance), variant_target, symbol, [], cache)
+        prefetched = _prefetched(f2, scheduled, fixed, choices.prefetch_distance)
+        kernel = _build(prefetched, variant_target, symbol, [], cache)
         decide = _prefetch_plan(scheduled, signature.names) if fixed is None else None
         extra = _extra_checks(f2, base, signature)
         return _variant(kernel, f2, signature.names, arrays, decide, extra)
@@ -70,9 +71,10 @@ def schedule_of(func: Any, choices: Choices = Choices(), **widths: int) -> Defau
     return default_schedule(program, choices)
 
 
-def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, lines: Optional[int], distance: int = 8) -> Any:
-    """``f2`` lowered with ``lines`` of its gathered rows prefetched (None or -1: ``f2`` as it
-    is; a variant's arguments are checked as the script's, so it needs no checks of its own)."""
+def _prefetched(f2: Stage2Function, scheduled: DefaultSchedule, lines: Optional[int], distance: int) -> Any:
+    """``f2`` lowered with ``lines`` of its gathered rows prefetched ``distance`` entries ahead
+    (None or -1: ``f2`` as it is; a variant's arguments are checked as the script's, so it
+    needs no checks of its own)."""
     if lines is None or lines < 0 or not scheduled.gathers:
         return f2
     f3 = pipeline.lower(f2)

@@ -53,7 +53,8 @@ class KernelKey:
     widths: tuple[int, ...] = ()  # ELL bucket widths (``hybrid_spmm``)
     target: str = "llvm"  # "cuda": the GPU kernel (``ops/cuda/kernels.py``)
     #: The default rules' parameters (``spmm``: what ``ops.tune_spmm`` chose). Only what acts on
-    #: the schedule is read here; prefetching is ``prefetch`` above, and the chunks per thread
+    #: the schedule is read here (and how far ahead rows are prefetched, ``prefetch_distance``);
+    #: whether to prefetch is ``prefetch`` above, and the chunks per thread
     #: are the launch's (its partition), so keys hold those two at their defaults.
     choices: Choices = Choices()
 

@@ -28,10 +28,10 @@ class Choices:
     ``vector_bytes`` is the width of one SIMD register (64: AVX-512); ``max_vectors`` the vector
     accumulators a register tile may hold; rows of a streamed operand at least
     ``streamed_row_bytes`` wide are summed in place (one pass over the row) instead of
-    register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather, 8
-    entries ahead (``None``: decided per call from the matrix by the ``prefetch`` rule; ``-1``
-    never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each row; a stage-III
-    rewrite, ``transforms/prefetch_gathered_rows.py``), ``prefetch_distance`` entries ahead. ``chunks_per_thread``
+    register-tiled; ``prefetch`` makes the row loops prefetch the dense rows they gather,
+    ``prefetch_distance`` entries ahead (``None``: decided per call from the matrix by the
+    ``prefetch`` rule; ``-1`` never, ``0`` whole rows, ``k`` the first ``k`` cache lines of each
+    row; a stage-III rewrite, ``transforms/prefetch_gathered_rows.py``). ``chunks_per_thread``
     is a call-time choice: how many row chunks per thread a partitioned loop runs (more chunks
     even out threads that start late, at a few microseconds of claiming each).
     """
