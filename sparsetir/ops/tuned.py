@@ -84,8 +84,10 @@ KNOBS: dict[str, tuple[int, ...]] = {
     "chunks_per_thread": (2, 4, 8),
     "prefetch": (-1, 0, 1, 2, 4),
     "max_vectors": (2, 4, 16),
-    "prefetch_distance": (16, 32),  # tried with whole rows prefetched (``prefetch=0``)
+    "prefetch_distance": (16, 32),
 }
+#: What a knob's candidates set besides the knob: a distance acts only where rows are prefetched.
+WITH_KNOB: dict[str, dict[str, int]] = {"prefetch_distance": {"prefetch": 0}}
 #: BSR block sizes tried beyond auto's: those whose blocks are at least this full.
 EXTRA_BSR_DENSITY = 0.45
 #: Shares of the budget at which preparing and the first rounds stop.
@@ -337,8 +339,7 @@ def candidates(stats: Any) -> list[Plan]:
                 if d >= EXTRA_BSR_DENSITY and SpmmFormat("bsr", block=b) not in formats]
     if stats.row_p90 <= formatted.HYB_MAX_WIDTH and not any(f.name == "hyb" for f in formats):
         formats.append(SpmmFormat("hyb", widths=formatted.hyb_widths(stats)))
-    knob = [Plan(CSR, dataclasses.replace(DEFAULT_CHOICES, **{name: value},
-                                          **({"prefetch": 0} if name == "prefetch_distance" else {})))
+    knob = [Plan(CSR, dataclasses.replace(DEFAULT_CHOICES, **WITH_KNOB.get(name, {}), **{name: value}))
             for name, values in KNOBS.items() for value in values]
     return [Plan()] + knob[:2] + [Plan(f) for f in formats] + knob[2:]
 

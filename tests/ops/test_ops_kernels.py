@@ -302,7 +302,6 @@ def test_sddmm_row_longer_than_the_column_count():
     np.testing.assert_allclose(Xt.grad.numpy(), dense.T @ G.numpy(), rtol=1e-12)
 
 
-
 def test_the_prefetch_distance_choice_reaches_the_kernel():
     # ``Choices.prefetch_distance`` (a tuning knob) sets how many entries ahead the gathered
     # rows are fetched, in a script's default build and in an ops kernel; results stay exact.

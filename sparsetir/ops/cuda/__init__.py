@@ -384,7 +384,8 @@ class CudaOps:
                 a.splits[("format", spec)] = formatted.resolve(what, spec, self._stats(a))
             fmt = a.splits[("format", spec)]
         else:
-            fail(what, f"format must be 'csr', 'ell' or 'hyb' (or an ops.SpmmFormat of those) on CUDA tensors, got {spec!r}")
+            fail(what, "format must be 'csr', 'ell' or 'hyb' (or an ops.SpmmFormat of those) on CUDA tensors, "
+                       f"got {spec!r}")
         if fmt.name == "csr":
             return None
         if ("buckets", fmt) not in a.splits:

@@ -56,8 +56,9 @@ class HybridLayout:
     """The kernel's layout of a matrix: ``buckets`` (one per width), the long rows
     (``long_rows``, their pieces' pointer ``long_ptr``, the pieces' columns ``long_cols``, where
     their values start, ``long_offset``, and the entries of a piece, ``piece_width``), the empty
-    rows, and ``gather``: for each element of the gathered value array, the index of its value in the source array (int32; 0 in a
-    padding slot or alignment gap, whose value is never used)."""
+    rows, and ``gather``: for each element of the gathered value array, the index of its value
+    in the source array (int32; 0 in a padding slot or alignment gap, whose value is never
+    used)."""
 
     buckets: tuple[Bucket, ...]
     long_rows: np.ndarray
@@ -128,8 +129,8 @@ def hybrid_layout(buckets: list, widths: tuple[int, ...], used: np.ndarray, empt
 def _long_rows(rows: np.ndarray, cols: np.ndarray, src: np.ndarray, pieces: np.ndarray, real: Any,
                width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Long ``rows`` given as the bucket's pieces (``cols`` and ``src``, (pieces, bucket width): a
-    row's ``pieces[r]`` pieces one after the other) as pieces of ``width`` entries: (rows, piece pointer, columns
-    with -1 padding, source index per slot, -1 padding)."""
+    row's ``pieces[r]`` pieces one after the other) as pieces of ``width`` entries: (rows, piece
+    pointer, columns with -1 padding, source index per slot, -1 padding)."""
     slot_row = np.repeat(np.arange(rows.shape[0]), pieces * cols.shape[1])
     cols, src = cols.reshape(-1), src.reshape(-1)
     keep = real(src)
